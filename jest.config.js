@@ -1,0 +1,32 @@
+/**
+ * Three projects so that `npm test` runs everything and each layer can run alone
+ * (`npm run test:unit`, `test:integration`, `test:e2e`). Integration and e2e tests
+ * start their own real redis-server processes (test/support), so they get longer timeouts.
+ * @type {import('jest').Config}
+ */
+const base = {
+  preset: 'ts-jest',
+  testEnvironment: 'node',
+  rootDir: __dirname,
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+};
+
+module.exports = {
+  // Two cores on CI: two workers, each test file owning its own Redis fleet.
+  maxWorkers: 2,
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+      testTimeout: 60_000,
+    },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
+      testTimeout: 120_000,
+    },
+  ],
+};
