@@ -1,0 +1,216 @@
+import type { Clock } from './clock';
+import { RedlockConfigError } from './errors';
+import type { RedlockLogger } from './logger';
+
+/**
+ * Settings of a lock manager. Every per-call {@link LockOptions} falls back to the option of
+ * the same name here.
+ */
+export interface RedlockOptions {
+  /**
+   * Lease of a lock in ms: how long the nodes keep it if the holder disappears.
+   * @default 10000
+   */
+  ttl?: number;
+  /**
+   * Bound on clock-rate drift between this process and a node, as a fraction of the ttl;
+   * validity = ttl − elapsed − (ttl × driftFactor + 2 ms).
+   * @default 0.01
+   */
+  driftFactor?: number;
+  /**
+   * Bound on one command to one node in ms. Small next to the ttl: a node slower than this
+   * counts as failed for that attempt, so a hung node costs at most this much.
+   * @default 200
+   */
+  nodeTimeout?: number;
+  /**
+   * How long `acquire()` keeps trying before it gives up, in ms; 0 = one attempt.
+   * `Infinity` waits until the lock is free or the caller's signal aborts.
+   * @default 10000
+   */
+  wait?: number;
+  /**
+   * Base delay between attempts in ms.
+   * @default 100
+   */
+  retryDelay?: number;
+  /**
+   * Random extra delay between attempts, up to this many ms, so that waiters spread out
+   * instead of retrying in lock-step.
+   * @default 100
+   */
+  retryJitter?: number;
+  /**
+   * Prefix of every lock key: a resource `r` is stored at `${keyPrefix}${r}`.
+   * @default 'redlock:'
+   */
+  keyPrefix?: string;
+  /**
+   * Longest total time `using()` keeps extending one lock, in ms; after that the lock is left
+   * to expire and is reported lost. Guards against a routine that never finishes holding a
+   * resource forever.
+   * @default Infinity
+   */
+  maxHold?: number;
+  /** Where warnings go. @default warnings and errors to the console */
+  logger?: RedlockLogger;
+  /** The monotonic clock (tests inject a virtual one). @default performance.now() */
+  clock?: Clock;
+}
+
+/** Per-call options; each falls back to the lock manager's option of the same name. */
+export interface LockOptions {
+  /** Lease in ms. */
+  ttl?: number;
+  /** How long to keep trying, in ms; 0 = one attempt. */
+  wait?: number;
+  /** Base delay between attempts, in ms. */
+  retryDelay?: number;
+  /** Random extra delay between attempts, up to this many ms. */
+  retryJitter?: number;
+  /** Cancels a waiting acquire: it rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * `using()` / `@Locked` only: extend the lock while the routine runs.
+   * @default true
+   */
+  autoExtend?: boolean;
+  /** `using()` / `@Locked` only: longest total hold with auto-extension, in ms. */
+  maxHold?: number;
+}
+
+/** Options after defaults and validation. */
+export interface ResolvedRedlockOptions {
+  ttl: number;
+  driftFactor: number;
+  nodeTimeout: number;
+  wait: number;
+  retryDelay: number;
+  retryJitter: number;
+  keyPrefix: string;
+  maxHold: number;
+}
+
+/** Defaults of {@link RedlockOptions}; documented on each option. */
+export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze({
+  ttl: 10_000,
+  driftFactor: 0.01,
+  nodeTimeout: 200,
+  wait: 10_000,
+  retryDelay: 100,
+  retryJitter: 100,
+  keyPrefix: 'redlock:',
+  maxHold: Infinity,
+});
+
+/** The timing options a single acquisition runs with. */
+export interface CallSettings {
+  ttl: number;
+  wait: number;
+  retryDelay: number;
+  retryJitter: number;
+}
+
+/**
+ * Applies defaults and validates every option, naming the first bad one.
+ * @throws RedlockConfigError
+ */
+export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOptions {
+  const resolved: ResolvedRedlockOptions = { ...REDLOCK_DEFAULTS };
+  for (const key of Object.keys(REDLOCK_DEFAULTS) as (keyof ResolvedRedlockOptions)[]) {
+    if (options[key] !== undefined)
+      (resolved as unknown as Record<string, unknown>)[key] = options[key];
+  }
+  assertTtl('ttl', resolved.ttl);
+  if (
+    typeof resolved.driftFactor !== 'number' ||
+    !(resolved.driftFactor >= 0 && resolved.driftFactor < 1)
+  ) {
+    throw new RedlockConfigError('driftFactor', resolved.driftFactor, 'must be a number in [0, 1)');
+  }
+  if (!isPositiveFinite(resolved.nodeTimeout)) {
+    throw new RedlockConfigError(
+      'nodeTimeout',
+      resolved.nodeTimeout,
+      'must be a positive, finite number of ms',
+    );
+  }
+  if (resolved.nodeTimeout >= resolved.ttl) {
+    throw new RedlockConfigError(
+      'nodeTimeout',
+      resolved.nodeTimeout,
+      `must be smaller than ttl (${resolved.ttl} ms), or a slow node could eat the whole lease`,
+    );
+  }
+  assertWait('wait', resolved.wait);
+  assertNonNegativeFinite('retryDelay', resolved.retryDelay);
+  assertNonNegativeFinite('retryJitter', resolved.retryJitter);
+  assertMaxHold('maxHold', resolved.maxHold);
+  if (typeof resolved.keyPrefix !== 'string') {
+    throw new RedlockConfigError('keyPrefix', resolved.keyPrefix, 'must be a string');
+  }
+  return resolved;
+}
+
+/**
+ * Merges per-call options over the resolved defaults, validating only what the caller set
+ * (the defaults were validated once, at construction).
+ * @throws RedlockConfigError
+ */
+export function resolveCallSettings(
+  defaults: ResolvedRedlockOptions,
+  options: LockOptions | undefined,
+): CallSettings {
+  if (options === undefined) return defaults;
+  const { ttl, wait, retryDelay, retryJitter } = options;
+  if (ttl !== undefined) {
+    assertTtl('ttl', ttl);
+    if (ttl <= defaults.nodeTimeout) {
+      throw new RedlockConfigError(
+        'ttl',
+        ttl,
+        `must be larger than nodeTimeout (${defaults.nodeTimeout} ms)`,
+      );
+    }
+  }
+  if (wait !== undefined) assertWait('wait', wait);
+  if (retryDelay !== undefined) assertNonNegativeFinite('retryDelay', retryDelay);
+  if (retryJitter !== undefined) assertNonNegativeFinite('retryJitter', retryJitter);
+  if (options.maxHold !== undefined) assertMaxHold('maxHold', options.maxHold);
+  return {
+    ttl: ttl ?? defaults.ttl,
+    wait: wait ?? defaults.wait,
+    retryDelay: retryDelay ?? defaults.retryDelay,
+    retryJitter: retryJitter ?? defaults.retryJitter,
+  };
+}
+
+function isPositiveFinite(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+/** PX takes whole milliseconds, so the lease must be a positive integer. */
+function assertTtl(option: string, value: unknown): void {
+  if (!isPositiveFinite(value) || !Number.isInteger(value)) {
+    throw new RedlockConfigError(option, value, 'must be a positive integer number of ms');
+  }
+}
+
+function assertWait(option: string, value: unknown): void {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new RedlockConfigError(option, value, 'must be a number of ms ≥ 0 (or Infinity)');
+  }
+}
+
+function assertMaxHold(option: string, value: unknown): void {
+  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
+    throw new RedlockConfigError(option, value, 'must be a positive number of ms (or Infinity)');
+  }
+}
+
+function assertNonNegativeFinite(option: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new RedlockConfigError(option, value, 'must be a finite number of ms ≥ 0');
+  }
+}

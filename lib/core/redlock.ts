@@ -1,0 +1,357 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { EventEmitter } from 'node:events';
+import { AutoExtender } from './auto-extender';
+import { monotonicClock, type Clock } from './clock';
+import { LockLostError, LockNotAcquiredError, RedlockConfigError, RedlockError } from './errors';
+import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
+import { RedlockLock, type Lock, type LockDriver } from './lock';
+import { consoleLogger, type RedlockLogger } from './logger';
+import { isRedisNode, type RedisNode } from './node';
+import { describeNodeSpec, nodeSpecName } from './node-spec';
+import {
+  resolveCallSettings,
+  resolveOptions,
+  type LockOptions,
+  type RedlockOptions,
+  type ResolvedRedlockOptions,
+} from './options';
+import { newOwnerValue } from './owner-value';
+import { quorumOf } from './quorum';
+import { normalizeResources, type Resources } from './resources';
+import { acquireRound, extendRound, releaseRound, type RoundContext } from './rounds';
+import { sleep } from './sleep';
+
+/** A routine run under a lock by `using()`. */
+export type LockedRoutine<T> = (lock: Lock) => Promise<T> | T;
+
+/** Events of a {@link Redlock}. */
+export interface RedlockEvents {
+  /** A held lock was lost (its signal aborted with the same error). */
+  lockLost: [error: LockLostError, lock: Lock];
+}
+
+/** The async context of `using()`: the lock held by this context and the one around it. */
+interface LockScope {
+  readonly lock: RedlockLock;
+  readonly outer?: LockScope;
+}
+
+/**
+ * How long the first acquisition waits for connections still being opened: long enough for
+ * a healthy node on any sane network, short enough that a black-holed node does not hold up
+ * a process's first lock for a TCP timeout.
+ */
+const CONNECT_WAIT_MS = 2_000;
+
+/**
+ * The framework-free Redlock: a mutual-exclusion lock over N independent Redis masters.
+ *
+ * @example
+ * const redlock = new Redlock(['redis://a:6379', 'redis://b:6379', 'redis://c:6379']);
+ * await redlock.using('stock:42', async (lock) => {
+ *   await decrement(42, { signal: lock.signal });
+ * });
+ * await redlock.close();
+ */
+export class Redlock extends EventEmitter<RedlockEvents> {
+  /** The options in force, defaults applied. */
+  readonly options: Readonly<ResolvedRedlockOptions>;
+  /** Votes needed out of the nodes: floor(N/2) + 1. */
+  readonly quorum: number;
+  private readonly nodes: readonly RedisNode[];
+  private readonly ownedNodes: readonly RedisNode[];
+  private readonly logger: RedlockLogger;
+  private readonly clock: Clock;
+  private readonly round: RoundContext;
+  private readonly driver: LockDriver;
+  private readonly scope = new AsyncLocalStorage<LockScope>();
+  private readonly held = new Set<RedlockLock>();
+  private connecting?: Promise<void>;
+  private closing?: Promise<void>;
+
+  /**
+   * @param nodes the independent Redis masters: `redis://` / `rediss://` URLs, ioredis options,
+   *   ioredis clients (used as they are, never closed by us), or {@link RedisNode} adapters.
+   * @throws RedlockConfigError naming the first bad option or node.
+   */
+  constructor(nodes: readonly (RedisNodeSpec | RedisNode)[], options: RedlockOptions = {}) {
+    super();
+    this.options = Object.freeze(resolveOptions(options));
+    this.logger = options.logger ?? consoleLogger;
+    this.clock = options.clock ?? monotonicClock;
+    validateNodes(nodes);
+    if (nodes.length % 2 === 0) {
+      this.logger.warn(
+        `${nodes.length} Redis nodes: an even count tolerates no more failures than ${nodes.length - 1}; use an odd number`,
+      );
+    }
+    const built = nodes.map((spec) =>
+      isRedisNode(spec)
+        ? { node: spec, owned: false }
+        : adopt(spec, this.options.nodeTimeout, this.logger),
+    );
+    this.nodes = built.map((b) => b.node);
+    this.ownedNodes = built.filter((b) => b.owned).map((b) => b.node);
+    this.quorum = quorumOf(this.nodes.length);
+    this.round = {
+      nodes: this.nodes,
+      quorum: this.quorum,
+      nodeTimeout: this.options.nodeTimeout,
+      driftFactor: this.options.driftFactor,
+      clock: this.clock,
+    };
+    this.driver = {
+      clock: this.clock,
+      extend: (lock, ttl) => this.extendLock(lock, ttl),
+      release: (lock) => this.releaseLock(lock),
+      lost: (lock, error) => this.reportLost(lock, error),
+    };
+    // Connections open in the background; the first attempt waits for them (bounded), so a
+    // lock taken right after start-up does not fail on sockets that are still connecting.
+    this.connecting = Promise.all(this.nodes.map((n) => n.whenReady(CONNECT_WAIT_MS))).then(() => {
+      this.connecting = undefined;
+    });
+  }
+
+  /** The node names (`host:port`), in the order given. */
+  get nodeNames(): string[] {
+    return this.nodes.map((n) => n.name);
+  }
+
+  /**
+   * Acquires a lock, retrying until `wait` ms have passed or `options.signal` aborts.
+   * @throws LockNotAcquiredError with reason `held` or `unavailable`
+   * @throws LockResourceError for a bad resource; RedlockConfigError for a bad option
+   * @throws the signal's reason when `options.signal` aborts
+   */
+  acquire(resources: Resources, options?: LockOptions): Promise<Lock> {
+    return this.take(resources, options);
+  }
+
+  /**
+   * One attempt, no waiting. Resolves to `null` when another owner holds the lock.
+   * @throws LockNotAcquiredError with reason `unavailable` when a quorum of nodes cannot be
+   *   reached: "nobody holds it" and "we could not ask" are different answers.
+   */
+  async tryAcquire(resources: Resources, options?: LockOptions): Promise<Lock | null> {
+    try {
+      return await this.take(resources, options, 0);
+    } catch (error) {
+      if (error instanceof LockNotAcquiredError && error.reason === 'held') return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `routine` under the lock: acquires (waiting as `acquire()` does), extends the lock
+   * while the routine runs (unless `autoExtend: false`), and releases it when the routine
+   * settles. The routine's result or error is passed through; if the lock was lost while it
+   * ran, `lock.signal` aborted at that moment and `using()` rejects with LockLostError once
+   * the routine returns (a routine that failed keeps its own error).
+   */
+  using<T>(resources: Resources, routine: LockedRoutine<T>): Promise<T>;
+  using<T>(resources: Resources, options: LockOptions, routine: LockedRoutine<T>): Promise<T>;
+  async using<T>(
+    resources: Resources,
+    optionsOrRoutine: LockOptions | LockedRoutine<T>,
+    maybeRoutine?: LockedRoutine<T>,
+  ): Promise<T> {
+    const [options, routine] =
+      typeof optionsOrRoutine === 'function'
+        ? [undefined, optionsOrRoutine]
+        : [optionsOrRoutine, maybeRoutine];
+    if (typeof routine !== 'function') {
+      throw new RedlockConfigError(
+        'routine',
+        routine,
+        'using() needs a function to run under the lock',
+      );
+    }
+    const lock = await this.take(resources, options);
+    return this.runLocked(lock, options, routine);
+  }
+
+  /** The lock held by the current async context (inside `using()` / `@Locked`), if any. */
+  currentLock(): Lock | undefined {
+    return this.scope.getStore()?.lock;
+  }
+
+  /**
+   * Releases every lock still held and closes the connections this instance opened (never a
+   * client you passed in). Further acquisitions fail.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.all([...this.held].map((lock) => lock.release()));
+      await Promise.all(this.ownedNodes.map((node) => node.close()));
+    })();
+    return this.closing;
+  }
+
+  /**
+   * Runs a routine under an already acquired lock: the part of `using()` after acquisition,
+   * shared with the Nest layer's interceptor.
+   * @internal
+   */
+  async runLocked<T>(
+    lock: Lock,
+    options: LockOptions | undefined,
+    routine: LockedRoutine<T>,
+  ): Promise<T> {
+    const held = lock as RedlockLock;
+    let extender: AutoExtender | undefined;
+    if (options?.autoExtend === false) held.watchExpiry();
+    else {
+      const maxHold = options?.maxHold ?? this.options.maxHold;
+      extender = new AutoExtender(held, {
+        ttl: held.ttl,
+        retryDelay: options?.retryDelay ?? this.options.retryDelay,
+        holdUntil: this.clock.now() + maxHold,
+        clock: this.clock,
+      });
+      extender.start();
+    }
+    let result: T;
+    try {
+      result = await this.scope.run({ lock: held, outer: this.scope.getStore() }, () =>
+        routine(held),
+      );
+    } finally {
+      extender?.stop();
+      await held.release();
+    }
+    const lost = held.lostReason;
+    if (lost) throw lost;
+    return result;
+  }
+
+  /** Acquires with the waiting loop of DESIGN §5.2. */
+  private async take(
+    resources: Resources,
+    options: LockOptions | undefined,
+    waitOverride?: number,
+  ): Promise<RedlockLock> {
+    const names = normalizeResources(resources);
+    const settings = resolveCallSettings(this.options, options);
+    const signal = options?.signal;
+    signal?.throwIfAborted();
+    this.assertOpen();
+    if (this.connecting) await this.connecting;
+    const prefix = this.options.keyPrefix;
+    const keys = prefix === '' ? names : names.map((name) => prefix + name);
+    // One value for every attempt of this acquisition: a key left by an earlier attempt
+    // (whose release did not reach a node in time) then counts as ours, not as a blocker.
+    const value = newOwnerValue();
+    const giveUpAt = this.clock.now() + (waitOverride ?? settings.wait);
+    for (let attempts = 1; ; attempts++) {
+      const result = await acquireRound(this.round, keys, value, settings.ttl);
+      if (result.acquired) {
+        const lock = new RedlockLock(
+          this.driver,
+          names,
+          keys,
+          value,
+          settings.ttl,
+          result.deadline,
+        );
+        if (signal?.aborted || this.closing) {
+          await lock.release();
+          signal?.throwIfAborted();
+          this.assertOpen();
+        }
+        this.held.add(lock);
+        return lock;
+      }
+      const left = giveUpAt - this.clock.now();
+      if (left <= 0 || this.closing) {
+        this.assertOpen();
+        throw new LockNotAcquiredError(
+          names,
+          result.reason,
+          attempts,
+          result.outcomes,
+          result.retryAfterMs,
+        );
+      }
+      let delay = settings.retryDelay + Math.random() * settings.retryJitter;
+      // Never sleep past the moment a blocking key is known to expire.
+      if (result.earliestExpiry !== undefined && result.earliestExpiry < delay)
+        delay = result.earliestExpiry;
+      await sleep(Math.min(delay, left), signal);
+    }
+  }
+
+  private async extendLock(lock: RedlockLock, ttl: number): Promise<void> {
+    if (!lock.isHeld) throw lock.lostReason ?? new LockLostError(lock.resources, 'it was released');
+    resolveCallSettings(this.options, { ttl });
+    if (lock.remainingMs() <= 0) {
+      const error = new LockLostError(lock.resources);
+      lock.markLost(error);
+      throw error;
+    }
+    const result = await extendRound(this.round, lock.keys, lock.value, ttl);
+    if (!lock.isHeld) {
+      // Lost (its validity ended) or released while the round was in flight: an extension that
+      // lands now does not undo that.
+      throw (
+        lock.lostReason ?? new LockLostError(lock.resources, 'it was released while being extended')
+      );
+    }
+    if (result.extended) return lock.renew(result.deadline);
+    if (result.lost) {
+      const error = new LockLostError(lock.resources, 'a quorum of nodes no longer holds it');
+      lock.markLost(error);
+      throw error;
+    }
+    throw new LockLostError(
+      lock.resources,
+      `it could not be extended on a quorum of nodes in time; it remains valid for ${Math.floor(lock.remainingMs())} ms`,
+    );
+  }
+
+  private async releaseLock(lock: RedlockLock): Promise<void> {
+    lock.markReleased();
+    this.held.delete(lock);
+    await releaseRound(this.round, this.nodes, lock.keys, lock.value);
+  }
+
+  private reportLost(lock: RedlockLock, error: LockLostError): void {
+    this.logger.warn(error.message);
+    this.emit('lockLost', error, lock);
+  }
+
+  private assertOpen(): void {
+    if (this.closing) throw new RedlockError('This Redlock instance is closed');
+  }
+}
+
+function adopt(spec: RedisNodeSpec, nodeTimeout: number, logger: RedlockLogger) {
+  return { node: IoredisNode.from(spec, nodeTimeout, logger) as RedisNode, owned: true };
+}
+
+/** Rejects an empty node list, an unusable entry and the same node listed twice. */
+function validateNodes(nodes: unknown): asserts nodes is readonly (RedisNodeSpec | RedisNode)[] {
+  if (!Array.isArray(nodes) || nodes.length === 0) {
+    throw new RedlockConfigError('nodes', nodes, 'must list at least one Redis node');
+  }
+  const seen = new Map<string, number>();
+  nodes.forEach((spec: unknown, index) => {
+    const name = nodeSpecName(spec);
+    if (name === undefined) {
+      throw new RedlockConfigError(
+        `nodes[${index}]`,
+        describeNodeSpec(spec),
+        'must be a redis:// or rediss:// URL, ioredis options, an ioredis client or a RedisNode',
+      );
+    }
+    const first = seen.get(name);
+    if (first !== undefined) {
+      throw new RedlockConfigError(
+        `nodes[${index}]`,
+        name,
+        `must not repeat nodes[${first}]: one Redis server counted twice would vote twice`,
+      );
+    }
+    seen.set(name, index);
+  });
+}
