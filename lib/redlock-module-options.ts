@@ -1,0 +1,21 @@
+import type { RedisNode, RedisNodeSpec, RedlockOptions } from './core';
+
+/**
+ * Options of {@link RedlockModule}: the nodes, and the defaults every lock falls back to.
+ * Logging goes through Nest's `Logger` (context `Redlock`).
+ *
+ * @example
+ * RedlockModule.forRoot({
+ *   nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'],
+ *   ttl: 10_000,
+ * })
+ */
+export interface RedlockModuleOptions extends Omit<RedlockOptions, 'logger'> {
+  /**
+   * The independent Redis masters (an odd number, 3 or more, for fault tolerance):
+   * `redis://` / `rediss://` URLs, ioredis options (TLS, ACL username/password pass through),
+   * your own ioredis clients (used as they are and never closed by the module), or
+   * {@link RedisNode} adapters.
+   */
+  nodes: Array<RedisNodeSpec | RedisNode>;
+}

@@ -1,0 +1,2 @@
+/** Logger context of everything the module logs. */
+export const REDLOCK_LOGGER_CONTEXT = 'Redlock';
