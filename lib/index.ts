@@ -23,6 +23,7 @@ export {
 } from './core';
 export type {
   Lock,
+  LockSession,
   LockOptions,
   RedlockOptions,
   RedlockEvents,

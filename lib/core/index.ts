@@ -1,6 +1,7 @@
 // The framework-free core: usable without Nest.
 export { Redlock, type RedlockEvents, type LockedRoutine } from './redlock';
 export type { Lock } from './lock';
+export type { LockSession } from './lock-session';
 export {
   RedlockError,
   LockNotAcquiredError,

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
-import { AutoExtender } from './auto-extender';
 import { monotonicClock, type Clock } from './clock';
 import { LockLostError, LockNotAcquiredError, RedlockConfigError, RedlockError } from './errors';
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { RedlockLock, type Lock, type LockDriver } from './lock';
+import { LockSession, type LockScope } from './lock-session';
 import { consoleLogger, type RedlockLogger } from './logger';
 import { isRedisNode, type RedisNode } from './node';
 import { describeNodeSpec, nodeSpecName } from './node-spec';
@@ -28,12 +28,6 @@ export type LockedRoutine<T> = (lock: Lock) => Promise<T> | T;
 export interface RedlockEvents {
   /** A held lock was lost (its signal aborted with the same error). */
   lockLost: [error: LockLostError, lock: Lock];
-}
-
-/** The async context of `using()`: the lock held by this context and the one around it. */
-interface LockScope {
-  readonly lock: RedlockLock;
-  readonly outer?: LockScope;
 }
 
 /**
@@ -168,7 +162,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       );
     }
     const lock = await this.take(resources, options);
-    return this.runLocked(lock, options, routine);
+    const session = this.session(lock, options);
+    let result: T;
+    try {
+      result = await session.run(() => routine(lock));
+    } catch (error) {
+      // The routine's own error wins over a lost lock: it says more about what went wrong.
+      await session.end();
+      throw error;
+    }
+    const lost = await session.end();
+    if (lost) throw lost;
+    return result;
   }
 
   /** The lock held by the current async context (inside `using()` / `@Locked`), if any. */
@@ -189,40 +194,20 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /**
-   * Runs a routine under an already acquired lock: the part of `using()` after acquisition,
-   * shared with the Nest layer's interceptor.
-   * @internal
+   * Holds an acquired lock for the duration of some work: auto-extension per `options` (or an
+   * expiry watch with `autoExtend: false`), the async scope `currentLock()` reads, and release
+   * on `end()`. `using()` is built on it; so is the Nest interceptor, whose work may be an
+   * Observable rather than a Promise.
    */
-  async runLocked<T>(
-    lock: Lock,
-    options: LockOptions | undefined,
-    routine: LockedRoutine<T>,
-  ): Promise<T> {
-    const held = lock as RedlockLock;
-    let extender: AutoExtender | undefined;
-    if (options?.autoExtend === false) held.watchExpiry();
-    else {
-      const maxHold = options?.maxHold ?? this.options.maxHold;
-      extender = new AutoExtender(held, {
-        ttl: held.ttl,
-        retryDelay: options?.retryDelay ?? this.options.retryDelay,
-        holdUntil: this.clock.now() + maxHold,
-        clock: this.clock,
-      });
-      extender.start();
-    }
-    let result: T;
-    try {
-      result = await this.scope.run({ lock: held, outer: this.scope.getStore() }, () =>
-        routine(held),
-      );
-    } finally {
-      extender?.stop();
-      await held.release();
-    }
-    const lost = held.lostReason;
-    if (lost) throw lost;
-    return result;
+  session(lock: Lock, options?: LockOptions): LockSession {
+    const extension =
+      options?.autoExtend === false
+        ? undefined
+        : {
+            retryDelay: options?.retryDelay ?? this.options.retryDelay,
+            maxHold: options?.maxHold ?? this.options.maxHold,
+          };
+    return new LockSession(lock as RedlockLock, this.scope, this.clock, extension);
   }
 
   /** Acquires with the waiting loop of DESIGN §5.2. */
