@@ -6,6 +6,10 @@
  * a quarantine check, release notifications) is one more method rather than a change to the
  * attempt loop. The algorithm bounds every call by `nodeTimeout` itself; an implementation
  * need not time out, but must not queue work forever.
+ *
+ * Ordering: operations on one node must take effect in the order they were issued (one
+ * connection does this). The algorithm relies on it to clean up after an attempt whose
+ * answer never came: the release it sends is applied after that attempt's acquire.
  */
 export interface RedisNode {
   /** A stable name for errors and logs: `host:port`, never credentials. */

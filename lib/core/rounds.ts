@@ -76,10 +76,20 @@ export async function acquireRound(
   if (yes >= quorum && clock.now() < deadline) return { acquired: true, deadline };
 
   // A node that answered "held" wrote nothing (the script is all-or-nothing); every other node
-  // may hold our keys now, including those that timed out: their SET may still land, and the
-  // release queued behind it on the same connection removes it.
-  const mayHoldOurs = nodes.filter((_, i) => !isHeld(replies[i]));
-  if (mayHoldOurs.length > 0) await releaseRound(ctx, mayHoldOurs, keys, value);
+  // may hold our keys now. Those that answered are released before we return, so a failed
+  // attempt leaves nothing behind on a responsive node. Those that did not answer are sent
+  // the release without waiting: it is queued behind their acquire on the same connection,
+  // so it removes whatever that acquire sets, and waiting for a hung node gains nothing.
+  const answered: RedisNode[] = [];
+  const unanswered: RedisNode[] = [];
+  for (let i = 0; i < count; i++) {
+    const kind = replies[i].kind;
+    if (isHeld(replies[i])) continue;
+    if (kind === 'ok' || kind === 'error') answered.push(nodes[i]);
+    else unanswered.push(nodes[i]);
+  }
+  if (unanswered.length > 0) void releaseRound(ctx, unanswered, keys, value);
+  if (answered.length > 0) await releaseRound(ctx, answered, keys, value);
   return describeFailure(ctx, replies, yes >= quorum);
 }
 

@@ -1,0 +1,55 @@
+import type { AcquireReply, RedisNode } from '../../lib/core/node';
+
+/**
+ * An in-memory RedisNode for unit tests of pure control flow (validation, decisions) where a
+ * real Redis adds nothing. Leases do not expire on their own; tests that need time or faults
+ * use the real fleet (test/support).
+ */
+export class MemoryNode implements RedisNode {
+  readonly store = new Map<string, string>();
+  /** Calls made, by operation. */
+  readonly calls = { acquire: 0, extend: 0, release: 0 };
+  /** When set, every operation waits for this before answering. */
+  gate?: Promise<void>;
+  /** When set, every operation fails with this. */
+  failure?: Error;
+
+  constructor(readonly name: string) {}
+
+  async acquire(keys: readonly string[], value: string): Promise<AcquireReply> {
+    this.calls.acquire++;
+    await this.answer();
+    if (keys.some((k) => this.store.has(k) && this.store.get(k) !== value))
+      return { acquired: false, pttl: 1000 };
+    for (const k of keys) this.store.set(k, value);
+    return { acquired: true };
+  }
+
+  async extend(keys: readonly string[], value: string): Promise<boolean> {
+    this.calls.extend++;
+    await this.answer();
+    return keys.every((k) => this.store.get(k) === value);
+  }
+
+  async release(keys: readonly string[], value: string): Promise<number> {
+    this.calls.release++;
+    await this.answer();
+    let n = 0;
+    for (const k of keys) if (this.store.get(k) === value && this.store.delete(k)) n++;
+    return n;
+  }
+
+  async whenReady(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private async answer(): Promise<void> {
+    if (this.gate) await this.gate;
+    if (this.failure) throw this.failure;
+  }
+}
+
+/** `count` memory nodes named m0…m(count-1). */
+export function memoryNodes(count: number): MemoryNode[] {
+  return Array.from({ length: count }, (_, i) => new MemoryNode(`m${i}`));
+}

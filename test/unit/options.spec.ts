@@ -1,0 +1,115 @@
+import Redis from 'ioredis';
+import { Redlock, RedlockConfigError } from '../../lib';
+import { memoryNodes } from './memory-node';
+
+function configError(create: () => unknown): RedlockConfigError {
+  try {
+    create();
+  } catch (error) {
+    expect(error).toBeInstanceOf(RedlockConfigError);
+    return error as RedlockConfigError;
+  }
+  throw new Error('expected a RedlockConfigError');
+}
+
+describe('option validation', () => {
+  const nodes = memoryNodes(3);
+
+  it.each([
+    ['ttl', 0],
+    ['ttl', -5],
+    ['ttl', NaN],
+    ['ttl', Infinity],
+    ['ttl', 1.5],
+    ['ttl', '1000'],
+    ['driftFactor', -0.1],
+    ['driftFactor', 1],
+    ['driftFactor', NaN],
+    ['nodeTimeout', 0],
+    ['nodeTimeout', NaN],
+    ['wait', -1],
+    ['wait', NaN],
+    ['retryDelay', -1],
+    ['retryDelay', Infinity],
+    ['retryJitter', -1],
+    ['maxHold', 0],
+    ['keyPrefix', 42],
+  ])('rejects %s = %p, naming the option and the value', (option, value) => {
+    const error = configError(() => new Redlock(nodes, { [option]: value }));
+    expect(error.option).toBe(option);
+    expect(Object.is(error.value, value)).toBe(true);
+    expect(error.message).toContain(option);
+    expect(error.message).toContain(
+      String(typeof value === 'string' ? JSON.stringify(value) : value),
+    );
+  });
+
+  it('rejects a nodeTimeout that is not smaller than the ttl', () => {
+    const error = configError(() => new Redlock(nodes, { ttl: 1000, nodeTimeout: 1000 }));
+    expect(error.option).toBe('nodeTimeout');
+    expect(error.message).toMatch(/smaller than ttl/);
+  });
+
+  it('accepts the defaults, wait: 0 and wait: Infinity', () => {
+    expect(() => new Redlock(nodes)).not.toThrow();
+    expect(() => new Redlock(nodes, { wait: 0 })).not.toThrow();
+    expect(() => new Redlock(nodes, { wait: Infinity })).not.toThrow();
+  });
+
+  it.each([[[]], [undefined], ['redis://a:6379']])('rejects nodes = %p', (list) => {
+    const error = configError(() => new Redlock(list as never));
+    expect(error.option).toBe('nodes');
+  });
+
+  it.each([
+    ['a host name', 'localhost:6379'],
+    ['an http URL', 'http://a:6379'],
+    ['a number', 6379],
+    ['null', null],
+    ['an options object with a string port', { host: 'a', port: '6379' }],
+  ])('rejects a node that is %s, naming its index', (_, spec) => {
+    const error = configError(() => new Redlock(['redis://a:6379', spec as never]));
+    expect(error.option).toBe('nodes[1]');
+  });
+
+  it('rejects the same node listed twice, in any form, before connecting to anything', () => {
+    expect(
+      configError(() => new Redlock(['redis://a:6379', 'redis://b:6379', 'redis://a:6379'])).option,
+    ).toBe('nodes[2]');
+    expect(
+      configError(() => new Redlock(['redis://a:6379', { host: 'a', port: 6379 }])).option,
+    ).toBe('nodes[1]');
+    expect(configError(() => new Redlock(['redis://a', 'redis://a:6379'])).option).toBe('nodes[1]');
+    const client = new Redis({ lazyConnect: true, host: 'c', port: 7000 });
+    expect(configError(() => new Redlock([client, 'redis://c:7000'])).option).toBe('nodes[1]');
+    client.disconnect();
+  });
+
+  it('never puts a password from a node URL into the error', () => {
+    const error = configError(
+      () => new Redlock(['redis://a:6379', 'redis://:s3cret@b:6379/0?x', 'http://:s3cret@c']),
+    );
+    expect(error.option).toBe('nodes[2]');
+    expect(error.message).not.toContain('s3cret');
+  });
+
+  it('validates per-call options when they are used, naming the option', async () => {
+    const nodes = memoryNodes(3);
+    const redlock = new Redlock(nodes, { nodeTimeout: 100 });
+    for (const [option, value] of [
+      ['ttl', 0],
+      ['ttl', 50], // not larger than nodeTimeout
+      ['wait', -1],
+      ['retryDelay', NaN],
+      ['retryJitter', -3],
+    ] as const) {
+      await expect(redlock.acquire('r', { [option]: value })).rejects.toMatchObject({
+        name: 'RedlockConfigError',
+        option,
+      });
+    }
+    // nothing was sent to any node for a rejected call
+    expect(nodes.map((n) => n.calls.acquire)).toEqual([0, 0, 0]);
+    await redlock.close();
+  });
+});
