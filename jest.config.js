@@ -20,7 +20,7 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
-      testTimeout: 60_000,
+      setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
     },
     {
       ...base,

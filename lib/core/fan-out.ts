@@ -46,7 +46,9 @@ export function fanOut<T>(
       if (done) return;
       replies[index] = reply;
       settled++;
-      if (settled === count || (decided !== undefined && decided(reply))) finish(PENDING);
+      // Every reply is counted, the last one included, before deciding whether to stop.
+      const enough = decided !== undefined && decided(reply);
+      if (enough || settled === count) finish(PENDING);
     };
     const timer = setTimeout(finish, timeoutMs, TIMED_OUT);
     for (let i = 0; i < count; i++) {

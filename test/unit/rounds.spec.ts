@@ -24,6 +24,21 @@ describe('the quorum decision', () => {
     await redlock.close();
   });
 
+  it('counts the last reply: a quorum completed by the last node to answer is a success', async () => {
+    const nodes = memoryNodes(5);
+    nodes[0].failure = new Error('down');
+    nodes[1].failure = new Error('down');
+    let open!: () => void;
+    nodes[4].gate = new Promise((resolve) => (open = resolve));
+    const redlock = new Redlock(nodes, { nodeTimeout: 2_000 });
+    const pending = redlock.acquire('r', { wait: 0 });
+    setTimeout(open, 20);
+    const lock = await pending;
+    expect(lock.remainingMs()).toBeGreaterThan(0);
+    nodes[0].failure = nodes[1].failure = undefined;
+    await redlock.close();
+  });
+
   it('fails as soon as a quorum is out of reach, and releases only where our keys may be', async () => {
     const nodes = memoryNodes(5);
     holdElsewhere(nodes.slice(0, 3));
