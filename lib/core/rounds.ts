@@ -149,13 +149,12 @@ function describeFailure(
   const { nodes, quorum } = ctx;
   const outcomes: NodeOutcome[] = [];
   const leases: number[] = [];
-  let answered = 0;
+  let unreachable = 0;
   let held = 0;
   for (let i = 0; i < replies.length; i++) {
     const reply = replies[i];
     const node = nodes[i].name;
     if (reply.kind === 'ok') {
-      answered++;
       if (reply.value.acquired) outcomes.push({ node, outcome: 'acquired' });
       else {
         outcomes.push({ node, outcome: 'held' });
@@ -163,16 +162,19 @@ function describeFailure(
         if (reply.value.pttl >= 0) leases.push(reply.value.pttl);
       }
     } else if (reply.kind === 'error') {
+      unreachable++;
       outcomes.push({ node, outcome: 'error', error: errorMessage(reply.error) });
     } else {
+      // 'pending' nodes were not waited for: unknown, not unreachable.
+      if (reply.kind === 'timeout') unreachable++;
       outcomes.push({ node, outcome: reply.kind });
     }
   }
-  // 'held' when enough nodes answered that a free lock would have been granted: the failure
-  // was contention. Otherwise too few nodes could be reached (or they answered too slowly
-  // for any validity to remain), and nobody could have been granted it.
+  // 'unavailable' when the nodes known to be unreachable leave fewer than a quorum (nobody
+  // could have been granted the lock), or when the nodes answered too slowly for any validity
+  // to remain; otherwise another owner's key was in the way: 'held'.
   const reason: LockNotAcquiredReason =
-    !tooSlow && answered >= quorum && held > 0 ? 'held' : 'unavailable';
+    !tooSlow && nodes.length - unreachable >= quorum && held > 0 ? 'held' : 'unavailable';
   if (reason === 'unavailable' || leases.length === 0) return { acquired: false, reason, outcomes };
   leases.sort((a, b) => a - b);
   // The lock becomes obtainable once enough blocking keys expire for the nodes that are not
