@@ -8,6 +8,7 @@ export {
   REDLOCK_MODULE_OPTIONS,
   type RedlockModuleExtras,
   type RedlockModuleAsyncOptions,
+  type RedlockOptionsFactory,
 } from './redlock.module-definition';
 
 // Framework-free core

@@ -18,6 +18,9 @@ export const {
   ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<RedlockModuleOptions>({ moduleName: 'Redlock' })
   .setClassMethodName('forRoot')
+  // `useClass` / `useExisting` factories implement `createRedlockOptions()`, the Nest convention
+  // (cf. `createThrottlerOptions`, `createCacheOptions`).
+  .setFactoryMethodName('createRedlockOptions')
   .setExtras<RedlockModuleExtras>({ isGlobal: true }, (definition, extras) => ({
     ...definition,
     // The builder spreads the caller's keys over the defaults, so an explicit
@@ -28,3 +31,19 @@ export const {
 
 /** Argument of `RedlockModule.forRootAsync`: `imports`, `inject`, `useFactory` | `useClass` | `useExisting`, `isGlobal`. */
 export type RedlockModuleAsyncOptions = typeof ASYNC_OPTIONS_TYPE;
+
+/**
+ * A class for `RedlockModule.forRootAsync({ useClass })` / `({ useExisting })`.
+ *
+ * @example
+ * @Injectable()
+ * class LockConfig implements RedlockOptionsFactory {
+ *   constructor(private readonly config: ConfigService) {}
+ *   createRedlockOptions() {
+ *     return { nodes: this.config.getOrThrow<string>('LOCK_NODES').split(',') };
+ *   }
+ * }
+ */
+export interface RedlockOptionsFactory {
+  createRedlockOptions(): RedlockModuleOptions | Promise<RedlockModuleOptions>;
+}
