@@ -1,0 +1,86 @@
+import Redis from 'ioredis';
+import { LockNotAcquiredError, Redlock } from '../../lib';
+import { startFleet, type RedisFleet } from '../support/fleet';
+import { RecordingLogger } from './helpers';
+
+describe('connections and scripts (3 real nodes)', () => {
+  let fleet: RedisFleet;
+  const managers: Redlock[] = [];
+
+  beforeAll(async () => {
+    fleet = await startFleet(3);
+  });
+
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map((m) => m.close()));
+    await fleet.flushAll();
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+
+  function manager(
+    nodes: ConstructorParameters<typeof Redlock>[0],
+    options: ConstructorParameters<typeof Redlock>[1] = {},
+  ) {
+    const redlock = new Redlock(nodes, { logger: new RecordingLogger(), ...options });
+    managers.push(redlock);
+    return redlock;
+  }
+
+  it('a lock taken right after construction does not fail on sockets still connecting', async () => {
+    for (let i = 0; i < 5; i++) {
+      const lock = await manager(fleet.urls()).tryAcquire(`fresh-${i}`);
+      expect(lock).not.toBeNull();
+    }
+  });
+
+  it('falls back to EVAL when the script cache is empty (as after a restart)', async () => {
+    const redlock = manager(fleet.urls());
+    await (await redlock.acquire('s')).release();
+    for (const node of fleet.nodes) await node.command('SCRIPT', 'FLUSH');
+    const lock = await redlock.acquire('s', { wait: 0 });
+    await lock.extend();
+    await lock.release();
+    for (const node of fleet.nodes) expect(await node.command('EXISTS', 'redlock:s')).toBe(0);
+  });
+
+  it('uses caller-supplied clients as they are, lazyConnect included', async () => {
+    const clients = fleet
+      .urls()
+      .map(
+        (url) =>
+          new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 }),
+      );
+    const redlock = manager(clients);
+    const lock = await redlock.acquire('c', { wait: 0 });
+    await lock.release();
+    await redlock.close();
+    for (const client of clients) {
+      expect(client.status).toBe('ready');
+      client.disconnect();
+    }
+  });
+
+  it('passes ACL credentials through (and a wrong password makes the node unavailable, not a hang)', async () => {
+    for (const node of fleet.nodes)
+      await node.command('ACL', 'SETUSER', 'locker', 'on', '>pw', '~*', '+@all');
+    const urls = fleet.nodes.map((n) => `redis://locker:pw@127.0.0.1:${n.port}`);
+    const lock = await manager(urls).acquire('acl', { wait: 0 });
+    await lock.release();
+    const wrong = fleet.nodes.map((n) => ({
+      host: '127.0.0.1',
+      port: n.port,
+      username: 'locker',
+      password: 'nope',
+    }));
+    const error = await manager(wrong)
+      .acquire('acl', { wait: 0 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockNotAcquiredError);
+    expect((error as LockNotAcquiredError).reason).toBe('unavailable');
+    expect(String(error)).not.toContain('nope');
+    for (const node of fleet.nodes) await node.command('ACL', 'DELUSER', 'locker');
+  });
+});

@@ -1,0 +1,147 @@
+import type Redis from 'ioredis';
+import { LockNotAcquiredError, Redlock } from '../../lib';
+import { startFleet, type RedisFleet } from '../support/fleet';
+import { delay, eventually, rawClient, RecordingLogger, timed } from './helpers';
+
+const NODE_TIMEOUT = 200;
+
+/** Real faults: SIGKILLed nodes and SIGSTOPped (hung) nodes. */
+describe('faults (5 real nodes)', () => {
+  let fleet: RedisFleet;
+  let redlock: Redlock;
+
+  beforeEach(async () => {
+    fleet = await startFleet(5);
+    redlock = new Redlock(fleet.urls(), {
+      nodeTimeout: NODE_TIMEOUT,
+      ttl: 2_000,
+      retryDelay: 50,
+      retryJitter: 50,
+      logger: new RecordingLogger(),
+    });
+    // warm up: every connection open
+    await (await redlock.acquire('warm-up')).release();
+  });
+
+  afterEach(async () => {
+    await redlock?.close();
+    await fleet?.stop();
+  });
+
+  it('keeps working with 2 of 5 nodes killed', async () => {
+    await fleet.nodes[0].kill();
+    await fleet.nodes[3].kill();
+    const lock = await redlock.acquire('r', { wait: 0 });
+    expect(lock.remainingMs()).toBeGreaterThan(0);
+    await expect(redlock.tryAcquire('r')).resolves.toBeNull();
+    await lock.extend();
+    await lock.release();
+    const again = await redlock.tryAcquire('r');
+    expect(again).not.toBeNull();
+    await again!.release();
+  });
+
+  it('with 3 of 5 nodes killed, fails with reason "unavailable" within the wait budget', async () => {
+    await Promise.all([fleet.nodes[1].kill(), fleet.nodes[2].kill(), fleet.nodes[4].kill()]);
+    const wait = 1_000;
+    const { ms, result } = await timed(() =>
+      redlock.acquire('r', { wait }).catch((e: unknown) => e),
+    );
+    expect(result).toBeInstanceOf(LockNotAcquiredError);
+    const error = result as LockNotAcquiredError;
+    expect(error.reason).toBe('unavailable');
+    expect(error.attempts).toBeGreaterThan(1);
+    // the last attempt ends within one node timeout (plus its cleanup) after the budget
+    expect(ms).toBeGreaterThanOrEqual(wait - 5);
+    expect(ms).toBeLessThan(wait + 2 * NODE_TIMEOUT + 300);
+    // and the surviving nodes keep nothing of ours
+    for (const node of [fleet.nodes[0], fleet.nodes[3]]) {
+      expect(await node.command('EXISTS', 'redlock:r')).toBe(0);
+    }
+  });
+
+  it('recovers when killed nodes come back', async () => {
+    await Promise.all([fleet.nodes[1].kill(), fleet.nodes[2].kill(), fleet.nodes[4].kill()]);
+    await expect(redlock.acquire('r', { wait: 0 })).rejects.toMatchObject({
+      reason: 'unavailable',
+    });
+    await Promise.all([
+      fleet.nodes[1].restart(),
+      fleet.nodes[2].restart(),
+      fleet.nodes[4].restart(),
+    ]);
+    // the clients reconnect on their own (and the restarted nodes have an empty script cache)
+    const lock = await redlock.acquire('r', { wait: 5_000 });
+    expect(lock.remainingMs()).toBeGreaterThan(0);
+    await lock.release();
+  });
+
+  describe('one node SIGSTOPped (hung: its TCP connection stays open)', () => {
+    let probe: Redis;
+    afterEach(() => probe?.disconnect());
+
+    it('costs acquire nothing and release about one node timeout, not a TCP timeout', async () => {
+      const healthy: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const { ms, result } = await timed(() => redlock.acquire(`h${i}`));
+        healthy.push(ms);
+        await result.release();
+      }
+      await fleet.nodes[2].pause();
+      const hung: number[] = [];
+      const releases: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const { ms, result } = await timed(() => redlock.acquire(`s${i}`));
+        hung.push(ms);
+        releases.push((await timed(() => result.release())).ms);
+      }
+      const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+      console.log(
+        `acquire median: healthy ${median(healthy).toFixed(2)} ms, one node SIGSTOPped ${median(hung).toFixed(2)} ms; ` +
+          `release median with the hung node ${median(releases).toFixed(0)} ms (nodeTimeout ${NODE_TIMEOUT})`,
+      );
+      // The quorum answers without the hung node: acquiring never waits for it.
+      expect(Math.max(...hung)).toBeLessThan(NODE_TIMEOUT);
+      // Release asks every node and waits at most one node timeout for the hung one.
+      expect(Math.max(...releases)).toBeLessThan(NODE_TIMEOUT + 150);
+    });
+
+    it('after SIGCONT the node keeps no stale key of ours', async () => {
+      await fleet.nodes[2].pause();
+      const lock = await redlock.acquire('stale');
+      const value = lock.value;
+      await lock.release();
+      await fleet.nodes[2].resume();
+      // The acquire and the release were queued on the hung node's connection in that order;
+      // once it runs them, nothing of ours is left there.
+      probe = rawClient(fleet.nodes[2].url);
+      expect(await eventually(async () => (await probe.get('redlock:stale')) === null, 2_000)).toBe(
+        true,
+      );
+      // and the other nodes were released at once
+      for (const i of [0, 1, 3, 4])
+        expect(await fleet.nodes[i].command('GET', 'redlock:stale')).toBeNull();
+      expect(value).toHaveLength(22);
+    });
+
+    it('a majority hung fails within the node timeout per attempt, reported as "unavailable"', async () => {
+      await Promise.all([fleet.nodes[0].pause(), fleet.nodes[1].pause(), fleet.nodes[2].pause()]);
+      const { ms, result } = await timed(() =>
+        redlock.acquire('r', { wait: 0 }).catch((e: unknown) => e),
+      );
+      expect(result).toMatchObject({ reason: 'unavailable' });
+      expect((result as LockNotAcquiredError).nodes.map((n) => n.outcome).slice(0, 3)).toEqual([
+        'timeout',
+        'timeout',
+        'timeout',
+      ]);
+      expect(ms).toBeLessThan(NODE_TIMEOUT + 200);
+      await Promise.all([
+        fleet.nodes[0].resume(),
+        fleet.nodes[1].resume(),
+        fleet.nodes[2].resume(),
+      ]);
+      await delay(50);
+    });
+  });
+});

@@ -1,0 +1,74 @@
+import { LockNotAcquiredError, Redlock, type Clock } from '../../lib';
+import { driftOf } from '../../lib/core/quorum';
+import { startFleet, type RedisFleet } from '../support/fleet';
+import { eventually } from './helpers';
+
+describe('validity (5 real nodes)', () => {
+  let fleet: RedisFleet;
+  const managers: Redlock[] = [];
+
+  beforeAll(async () => {
+    fleet = await startFleet(5);
+  });
+
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map((m) => m.close()));
+    await fleet.flushAll();
+  });
+
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+
+  function manager(options: ConstructorParameters<typeof Redlock>[1]) {
+    const redlock = new Redlock(fleet.urls(), options);
+    managers.push(redlock);
+    return redlock;
+  }
+
+  const allFree = async (key: string) =>
+    (await Promise.all(fleet.nodes.map((n) => n.command('GET', key)))).every((v) => v === null);
+
+  it('is at most ttl − drift right after acquiring, and counts down', async () => {
+    const ttl = 10_000;
+    const redlock = manager({ ttl });
+    const before = Date.now();
+    const lock = await redlock.acquire('r');
+    const remaining = lock.remainingMs();
+    expect(remaining).toBeLessThanOrEqual(ttl - driftOf(ttl, 0.01));
+    expect(remaining).toBeGreaterThan(ttl - driftOf(ttl, 0.01) - 100);
+    expect(lock.expiresAt).toBeGreaterThanOrEqual(before + remaining - 50);
+    expect(lock.expiresAt).toBeLessThanOrEqual(Date.now() + ttl);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lock.remainingMs()).toBeLessThan(remaining - 150);
+    await lock.release();
+    expect(lock.remainingMs()).toBe(0);
+  });
+
+  it('an attempt measured as longer than the ttl is a failure (injected clock)', async () => {
+    // A clock that jumps by the whole ttl while the attempt is in flight, as a long pause would.
+    let jump = 0;
+    const clock: Clock = { now: () => performance.now() + jump };
+    const redlock = manager({ ttl: 1_000, clock });
+    await (await redlock.acquire('warm-up')).release();
+    const attempt = redlock.acquire('r', { wait: 0 });
+    jump = 1_000;
+    const error = (await attempt.catch((e: unknown) => e)) as LockNotAcquiredError;
+    expect(error).toBeInstanceOf(LockNotAcquiredError);
+    // every node granted it, but no validity was left: nobody may rely on it, and it is released
+    expect(await eventually(() => allFree('redlock:r'), 1_000)).toBe(true);
+  });
+
+  it('an attempt stalled past the ttl by a blocked event loop is a failure (real pause)', async () => {
+    const redlock = manager({ ttl: 400, nodeTimeout: 100 });
+    await (await redlock.acquire('warm-up')).release();
+    const attempt = redlock.acquire('r', { wait: 0 });
+    // The requests are on the wire; now stall this process as a GC pause would.
+    const until = performance.now() + 600;
+    while (performance.now() < until) {
+      /* busy */
+    }
+    await expect(attempt).rejects.toBeInstanceOf(LockNotAcquiredError);
+    expect(await eventually(() => allFree('redlock:r'), 1_000)).toBe(true);
+  });
+});
