@@ -51,6 +51,9 @@ export function fanOut<T>(
       if (enough || settled === count) finish(PENDING);
     };
     const timer = setTimeout(finish, timeoutMs, TIMED_OUT);
+    // The connections a round waits on keep the process alive while they are open; the timer
+    // alone must not (a round left to time out on a dead node would delay a clean exit).
+    timer.unref();
     for (let i = 0; i < count; i++) {
       let request: Promise<T>;
       try {

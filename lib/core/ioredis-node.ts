@@ -23,6 +23,10 @@ function failFastOptions(nodeTimeout: number): RedisOptions {
     // The algorithm bounds each attempt by nodeTimeout already; this lets the client drop the
     // command too, so commands to a hung node do not pile up.
     commandTimeout: nodeTimeout,
+    // How long disconnect() waits for a socket to end before destroying it. ioredis arms this
+    // timer even for a node that is already gone (its socket closed long ago), so at the
+    // default of 2 s every shutdown with a dead node would take 2 s.
+    disconnectTimeout: nodeTimeout,
   };
 }
 
@@ -38,6 +42,8 @@ export class IoredisNode implements RedisNode {
     readonly client: Redis,
     /** Whether this node created the client (and so closes it). */
     private readonly owned: boolean,
+    /** Bound on the graceful part of `close()`. */
+    private readonly nodeTimeout: number,
   ) {
     this.name = nodeName(client);
   }
@@ -58,14 +64,14 @@ export class IoredisNode implements RedisNode {
             `or pass a URL/options and let the module create it.`,
         );
       }
-      return new IoredisNode(spec, false);
+      return new IoredisNode(spec, false, nodeTimeout);
     }
     const forced = failFastOptions(nodeTimeout);
     const client =
       typeof spec === 'string'
         ? new Redis(spec, forced)
         : new Redis({ ...spec, ...forced, commandTimeout: spec.commandTimeout ?? nodeTimeout });
-    const node = new IoredisNode(client, true);
+    const node = new IoredisNode(client, true, nodeTimeout);
     node.watchHealth(logger);
     return node;
   }
@@ -107,10 +113,16 @@ export class IoredisNode implements RedisNode {
 
   async close(): Promise<void> {
     if (!this.owned || this.client.status === 'end') return;
-    // QUIT lets in-flight releases finish; a node that does not answer is cut off.
-    const quit = this.client.quit().catch(() => undefined);
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 1000).unref());
-    await Promise.race([quit, timeout]);
+    if (this.client.status === 'ready') {
+      // QUIT lets in-flight releases finish; a node that does not answer is cut off.
+      const quit = this.client.quit().catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>(
+        (resolve) => (timer = setTimeout(resolve, this.nodeTimeout)),
+      );
+      await Promise.race([quit, timeout]);
+      clearTimeout(timer);
+    }
     this.client.disconnect();
   }
 
