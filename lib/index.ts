@@ -11,6 +11,21 @@ export {
   type RedlockOptionsFactory,
 } from './redlock.module-definition';
 
+// @Locked
+export { Locked } from './decorators/locked.decorator';
+export { CurrentLock } from './decorators/current-lock.decorator';
+export { LockedInterceptor } from './interceptors/locked.interceptor';
+export type { LockedContext } from './locked/locked-context';
+export type { LockedOptions } from './locked/locked-options';
+export { LOCKED_METADATA, type LockedResource } from './locked/locked-metadata';
+export {
+  defaultLockedErrorMapper,
+  type LockedErrorMapper,
+  type LockedErrorContext,
+  type LockedErrorStage,
+  type LockedCallType,
+} from './exceptions/locked-error-mapper';
+
 // Framework-free core
 export {
   Redlock,

@@ -1,4 +1,5 @@
 import type { RedisNode, RedisNodeSpec, RedlockOptions } from './core';
+import type { LockedErrorMapper } from './exceptions/locked-error-mapper';
 
 /**
  * Options of {@link RedlockModule}: the nodes, and the defaults every lock falls back to.
@@ -18,4 +19,13 @@ export interface RedlockModuleOptions extends Omit<RedlockOptions, 'logger'> {
    * {@link RedisNode} adapters.
    */
   nodes: Array<RedisNodeSpec | RedisNode>;
+  /**
+   * App-wide override of how `@Locked` errors are reported: return what to throw, or
+   * `undefined` for the default mapping (409 + `Retry-After` / 503 / 400 / 500 over HTTP, the
+   * typed errors elsewhere). A decorator's own `mapError` is asked first.
+   * @default undefined
+   * @example
+   * mapLockedError: (error, ctx) => (ctx.type === 'rpc' ? new RpcException(String(error)) : undefined)
+   */
+  mapLockedError?: LockedErrorMapper;
 }

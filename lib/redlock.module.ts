@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
-import { ConfigurableRedlockModule } from './redlock.module-definition';
+import { DiscoveryModule } from '@nestjs/core';
+import { LockedExplorer } from './locked.explorer';
+import { ConfigurableRedlockModule, REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
 import { RedlockService } from './redlock.service';
 
 /**
- * Registers {@link RedlockService}. Global by default (`isGlobal: false` to opt out).
+ * Registers {@link RedlockService} and `@Locked` (the interceptor for handlers, the explorer
+ * that wraps provider methods at bootstrap). Global by default (`isGlobal: false` to opt out;
+ * then import it wherever `@Locked` or `RedlockService` is used).
  *
  * @example
  * RedlockModule.forRoot({ nodes: ['redis://a:6379', 'redis://b:6379', 'redis://c:6379'] })
@@ -16,7 +20,10 @@ import { RedlockService } from './redlock.service';
  * })
  */
 @Module({
-  providers: [RedlockService],
-  exports: [RedlockService],
+  imports: [DiscoveryModule],
+  providers: [RedlockService, LockedExplorer],
+  // The options are exported for LockedInterceptor, which Nest instantiates in the module of
+  // each @Locked controller (it reads `mapLockedError`).
+  exports: [RedlockService, REDLOCK_MODULE_OPTIONS],
 })
 export class RedlockModule extends ConfigurableRedlockModule {}

@@ -36,7 +36,8 @@ export class RedlockService implements OnApplicationShutdown {
         'RedlockModule needs an options object with `nodes`',
       );
     }
-    const { nodes, ...settings } = options;
+    // mapLockedError is read by the interceptor and the explorer; the core never sees it.
+    const { nodes, mapLockedError: _mapLockedError, ...settings } = options;
     this.redlock = new Redlock(nodes, { ...settings, logger: new Logger(REDLOCK_LOGGER_CONTEXT) });
   }
 

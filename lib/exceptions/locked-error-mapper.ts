@@ -1,0 +1,127 @@
+import {
+  BadRequestException,
+  ConflictException,
+  InternalServerErrorException,
+  ServiceUnavailableException,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { LockLostError, LockNotAcquiredError, LockResourceError } from '../core';
+
+/**
+ * When a `@Locked` error happened:
+ * - `resolve`: naming the resources (a template value or the resource function);
+ * - `acquire`: taking the lock (held by someone else, nodes unavailable, bad option);
+ * - `hold`: the handler succeeded but the lock was lost while it ran.
+ *
+ * The handler's own errors never reach a mapper: they pass through untouched.
+ */
+export type LockedErrorStage = 'resolve' | 'acquire' | 'hold';
+
+/**
+ * Where the locked call came from: Nest's context types (`http`, `rpc`, `ws`, `graphql`, …),
+ * or `provider` for a direct call to a `@Locked` provider method.
+ */
+export type LockedCallType =
+  'http' | 'rpc' | 'ws' | 'graphql' | 'provider' | (string & Record<never, never>);
+
+/** What a {@link LockedErrorMapper} knows besides the error. */
+export interface LockedErrorContext {
+  /** Where the call came from; only `http` gets HTTP exceptions from the default mapper. */
+  readonly type: LockedCallType;
+  readonly stage: LockedErrorStage;
+  /** The resources, once resolved (`undefined` in the `resolve` stage). */
+  readonly resources?: readonly string[];
+  /** The handler's execution context; `undefined` for a provider method. */
+  readonly executionContext?: ExecutionContext;
+  /**
+   * Sets a header on the HTTP response (Express `setHeader` / Fastify `header`); present only
+   * over HTTP. The default mapper uses it for `Retry-After`.
+   */
+  readonly setHeader?: (name: string, value: string) => void;
+}
+
+/**
+ * Turns a `@Locked` error into what should be thrown instead. Return (or throw) the
+ * replacement, or `undefined` to fall through to the next mapper: the decorator's
+ * `mapError`, then the module's `mapLockedError`, then {@link defaultLockedErrorMapper}.
+ * A mapper decides what is thrown, never whether: the handler does not run without the lock.
+ *
+ * @example
+ * // 423 Locked instead of 409, keeping the default for everything else
+ * mapError: (error, ctx) =>
+ *   error instanceof LockNotAcquiredError && error.reason === 'held' && ctx.type === 'http'
+ *     ? new HttpException('Locked', HttpStatus.LOCKED)
+ *     : undefined
+ *
+ * @example
+ * // RPC: typed errors become RpcExceptions
+ * mapLockedError: (error, ctx) => (ctx.type === 'rpc' ? new RpcException(String(error)) : undefined)
+ */
+export type LockedErrorMapper = (error: unknown, context: LockedErrorContext) => unknown;
+
+/** `Retry-After` takes whole seconds; rounding up never invites a retry before the lease ends. */
+export function retryAfterSeconds(retryAfterMs: number | undefined): number | undefined {
+  if (typeof retryAfterMs !== 'number' || !Number.isFinite(retryAfterMs) || retryAfterMs < 0) {
+    return undefined;
+  }
+  return Math.ceil(retryAfterMs / 1000);
+}
+
+/**
+ * The default mapping. Over HTTP:
+ * - `LockNotAcquiredError` `held` → 409 Conflict, with `Retry-After` (seconds, rounded up)
+ *   when the blocking lease is known — "try again later" is the client's right move;
+ * - `LockNotAcquiredError` `unavailable` → 503 Service Unavailable — our infrastructure, not
+ *   the client, is at fault;
+ * - `LockResourceError` → 400 Bad Request — over HTTP the resources are named from the
+ *   request, so a missing or non-scalar value is the client's;
+ * - `LockLostError` (stage `hold`) → 500 Internal Server Error: the handler ran, but its
+ *   effects may not have been exclusive;
+ * - anything else is returned as it is.
+ *
+ * Bodies are generic: lock keys and owner values stay on the server (the original error is
+ * the exception's `cause`). Outside HTTP (`rpc`, `ws`, `provider`, …) every error is returned
+ * as it is, for the app's own exception filters.
+ */
+export function defaultLockedErrorMapper(error: unknown, context: LockedErrorContext): unknown {
+  if (context.type !== 'http') return error;
+  if (error instanceof LockNotAcquiredError) {
+    if (error.reason === 'held') {
+      const seconds = retryAfterSeconds(error.retryAfterMs);
+      if (seconds !== undefined) context.setHeader?.('Retry-After', String(seconds));
+      return new ConflictException('The resource is locked by another request; retry later', {
+        cause: error,
+      });
+    }
+    return new ServiceUnavailableException('The lock service is unavailable; retry later', {
+      cause: error,
+    });
+  }
+  if (error instanceof LockResourceError) {
+    return new BadRequestException(error.message, { cause: error });
+  }
+  if (error instanceof LockLostError) {
+    return new InternalServerErrorException(
+      'The lock was lost while the handler ran; its effects may not have been exclusive',
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+/**
+ * Runs the mappers in order — most specific first — and returns what the first one that does
+ * not return `undefined` gives; the default mapper always answers.
+ */
+export function mapLockedError(
+  error: unknown,
+  context: LockedErrorContext,
+  mappers: readonly (LockedErrorMapper | undefined)[],
+): unknown {
+  for (const mapper of mappers) {
+    if (mapper === undefined) continue;
+    const mapped = mapper(error, context);
+    if (mapped !== undefined) return mapped;
+  }
+  return defaultLockedErrorMapper(error, context);
+}

@@ -1,0 +1,73 @@
+import type { ExecutionContext } from '@nestjs/common';
+
+/**
+ * What a `@Locked` resource function (and a template placeholder) can read to name the lock.
+ *
+ * `@Locked` resolves its resources in an interceptor, which Nest runs **before** pipes and
+ * parameter decorators. So `args` are not the handler's parameters after `@Param()`/`@Body()`
+ * and validation pipes, but the raw arguments of the execution context:
+ *
+ * | where                       | `args`                                  | `request`   | `data`                    |
+ * |-----------------------------|-----------------------------------------|-------------|---------------------------|
+ * | HTTP controller             | `[request, response, next]`             | the request | `undefined`               |
+ * | microservice (`rpc`)        | `[data, rpcContext]`                    | `undefined` | the message payload       |
+ * | WebSocket gateway (`ws`)    | `[client, data, ...]`                   | `undefined` | the message payload       |
+ * | other (e.g. GraphQL)        | `context.getArgs()` (`[root, args, ctx, info]`) | `undefined` | `undefined`     |
+ * | provider method             | the method's call arguments             | `undefined` | `undefined`               |
+ *
+ * `request` and `data` are typed `any` by default (as Nest's `getRequest()` is) so that
+ * `ctx.request.params.id` reads naturally; they are `undefined` where the table says so.
+ *
+ * @example
+ * @Locked((ctx: LockedContext) => `stock:${ctx.request.params.id}`)
+ *
+ * @example
+ * // Fastify or Express request types, if you want them checked:
+ * @Locked((ctx: LockedContext<Request>) => ctx.request.body.items.map((i: Item) => `sku:${i.sku}`))
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Nest's getRequest<T = any>(): see above
+export interface LockedContext<TRequest = any, TData = any> {
+  /** The raw arguments (see the table above); never the piped handler parameters. */
+  readonly args: readonly unknown[];
+  /** The HTTP request (Express or Fastify), or `undefined` outside HTTP. */
+  readonly request: TRequest;
+  /** The RPC message or WebSocket payload, or `undefined` elsewhere. */
+  readonly data: TData;
+  /** The handler's execution context, or `undefined` for a provider method. */
+  readonly executionContext: ExecutionContext | undefined;
+}
+
+/** The {@link LockedContext} of a handler call seen by the interceptor. */
+export function lockedContextOf(executionContext: ExecutionContext): LockedContext {
+  const args = executionContext.getArgs();
+  switch (executionContext.getType()) {
+    case 'http':
+      return {
+        args,
+        request: executionContext.switchToHttp().getRequest(),
+        data: undefined,
+        executionContext,
+      };
+    case 'rpc':
+      return {
+        args,
+        request: undefined,
+        data: executionContext.switchToRpc().getData(),
+        executionContext,
+      };
+    case 'ws':
+      return {
+        args,
+        request: undefined,
+        data: executionContext.switchToWs().getData(),
+        executionContext,
+      };
+    default:
+      return { args, request: undefined, data: undefined, executionContext };
+  }
+}
+
+/** The {@link LockedContext} of a direct call to a `@Locked` provider method. */
+export function providerLockedContext(args: readonly unknown[]): LockedContext {
+  return { args, request: undefined, data: undefined, executionContext: undefined };
+}
