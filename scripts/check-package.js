@@ -17,7 +17,9 @@ const required = [
   'LockLostError',
   'RedlockConfigError',
   'LockResourceError',
-  ...(process.argv.includes('--locked') ? ['Locked', 'CurrentLock', 'LockedInterceptor'] : []),
+  'Locked',
+  'CurrentLock',
+  'LockedInterceptor',
 ];
 const missing = required.filter((name) => typeof api[name] !== 'function');
 const types = path.join(root, pkg.types);
