@@ -9,6 +9,7 @@ const base = {
   testEnvironment: 'node',
   rootDir: __dirname,
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+  setupFiles: ['<rootDir>/test/setup/disposable.ts'],
 };
 
 module.exports = {
@@ -26,7 +27,7 @@ module.exports = {
       ...base,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
-      testTimeout: 120_000,
+      setupFilesAfterEnv: ['<rootDir>/test/setup/e2e-timeout.ts'],
     },
   ],
 };

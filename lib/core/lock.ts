@@ -47,6 +47,14 @@ export interface LockDriver {
 type LockState = 'held' | 'lost' | 'released';
 
 /**
+ * `Symbol.asyncDispose`, also where the realm lacks it (a `vm` context such as jest 29's test
+ * environment): Node defines it as the registered `Symbol.for('nodejs.asyncDispose')`, the same
+ * symbol in every realm, so `await using` finds the method wherever the lock was created.
+ */
+const ASYNC_DISPOSE: typeof Symbol.asyncDispose =
+  Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
+
+/**
  * The lock handle. Keeps the validity deadline on the monotonic clock and the lost-lock
  * signal; the protocol itself lives in the driver (the `Redlock` that issued it).
  */
@@ -111,7 +119,7 @@ export class RedlockLock implements Lock {
     return this.releasing;
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
+  [ASYNC_DISPOSE](): Promise<void> {
     return this.release();
   }
 
