@@ -36,6 +36,7 @@ function failFastOptions(nodeTimeout: number): RedisOptions {
  */
 export class IoredisNode implements RedisNode {
   readonly name: string;
+  private closing = false;
 
   constructor(
     /** The ioredis client. */
@@ -113,6 +114,7 @@ export class IoredisNode implements RedisNode {
 
   async close(): Promise<void> {
     if (!this.owned || this.client.status === 'end') return;
+    this.closing = true;
     if (this.client.status === 'ready') {
       // QUIT lets in-flight releases finish; a node that does not answer is cut off.
       const quit = this.client.quit().catch(() => undefined);
@@ -136,15 +138,25 @@ export class IoredisNode implements RedisNode {
       );
   }
 
-  /** Logs a node going down and coming back, once per transition rather than once per retry. */
+  /**
+   * Logs a node going down and coming back, once per transition rather than once per
+   * reconnection attempt. Keyed to the connection closing, not to `error` events: ioredis
+   * also emits those for a command timeout on a live connection, which is a slow node, not
+   * a lost one (the lock algorithm already counts it as a failed vote).
+   */
   private watchHealth(logger: RedlockLogger): void {
     let down = false;
+    let lastError: string | undefined;
     this.client.on('error', (error: Error) => {
-      if (down) return;
+      lastError = error.message;
+    });
+    this.client.on('close', () => {
+      if (down || this.closing) return;
       down = true;
-      logger.warn(`Redis node ${this.name} is unreachable: ${error.message}`);
+      logger.warn(`Redis node ${this.name} is unreachable${lastError ? `: ${lastError}` : ''}`);
     });
     this.client.on('ready', () => {
+      lastError = undefined;
       if (!down) return;
       down = false;
       logger.log(`Redis node ${this.name} is reachable again`);

@@ -12,7 +12,11 @@ describe('extension and auto-extension (5 real nodes)', () => {
     fleet = await startFleet(5);
     logger = new RecordingLogger();
     redlock = new Redlock(fleet.urls(), { ttl: 600, nodeTimeout: 100, retryDelay: 50, logger });
-    rival = new Redlock(fleet.urls(), { ttl: 600, nodeTimeout: 100 });
+    rival = new Redlock(fleet.urls(), {
+      ttl: 600,
+      nodeTimeout: 100,
+      logger: new RecordingLogger(),
+    });
   });
 
   afterEach(async () => {

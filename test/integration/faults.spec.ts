@@ -9,15 +9,17 @@ const NODE_TIMEOUT = 200;
 describe('faults (5 real nodes)', () => {
   let fleet: RedisFleet;
   let redlock: Redlock;
+  let logger: RecordingLogger;
 
   beforeEach(async () => {
     fleet = await startFleet(5);
+    logger = new RecordingLogger();
     redlock = new Redlock(fleet.urls(), {
       nodeTimeout: NODE_TIMEOUT,
       ttl: 2_000,
       retryDelay: 50,
       retryJitter: 50,
-      logger: new RecordingLogger(),
+      logger,
     });
     // warm up: every connection open
     await (await redlock.acquire('warm-up')).release();
@@ -58,6 +60,22 @@ describe('faults (5 real nodes)', () => {
     for (const node of [fleet.nodes[0], fleet.nodes[3]]) {
       expect(await node.command('EXISTS', 'redlock:r')).toBe(0);
     }
+  });
+
+  it('logs a node going down once, and coming back once', async () => {
+    const name = `127.0.0.1:${fleet.nodes[1].port}`;
+    const about = () => logger.lines.filter((l) => l.includes(name));
+    await fleet.nodes[1].kill();
+    expect(await eventually(() => about().length > 0, 3_000)).toBe(true);
+    await delay(1_000); // several reconnection attempts: still one line
+    expect(about()).toEqual([
+      expect.stringMatching(new RegExp(`^warn Redis node ${name} is unreachable`)),
+    ]);
+    await fleet.nodes[1].restart();
+    expect(await eventually(() => about().length === 2, 5_000)).toBe(true);
+    expect(about()[1]).toBe(`log Redis node ${name} is reachable again`);
+    await redlock.close();
+    expect(about()).toHaveLength(2); // our own shutdown is not an outage
   });
 
   it('recovers when killed nodes come back', async () => {

@@ -1,7 +1,7 @@
 import { Redlock } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
 import { startLatencyProxy } from '../support/latency-proxy';
-import { delay, eventually } from './helpers';
+import { delay, eventually, RecordingLogger } from './helpers';
 
 describe('release (5 real nodes)', () => {
   let fleet: RedisFleet;
@@ -21,7 +21,7 @@ describe('release (5 real nodes)', () => {
   });
 
   async function manager(urls: string[], options: ConstructorParameters<typeof Redlock>[1] = {}) {
-    const redlock = new Redlock(urls, options);
+    const redlock = new Redlock(urls, { logger: new RecordingLogger(), ...options });
     closers.push(() => redlock.close());
     return redlock;
   }
