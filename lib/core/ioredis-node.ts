@@ -8,6 +8,9 @@ export type RedisNodeSpec = string | RedisOptions | Redis;
 
 const ACQUIRED: AcquireReply = Object.freeze({ acquired: true });
 
+/** At most one "did not answer" warning per node in this interval. */
+const HUNG_WARNING_INTERVAL_MS = 10_000;
+
 /**
  * Options forced on clients this library creates. A lock node must fail fast: a command that
  * waits in an offline queue, is retried across reconnects or is re-sent after one lands at a
@@ -37,6 +40,7 @@ function failFastOptions(nodeTimeout: number): RedisOptions {
 export class IoredisNode implements RedisNode {
   readonly name: string;
   private closing = false;
+  private lastHungWarning = -Infinity;
 
   constructor(
     /** The ioredis client. */
@@ -45,6 +49,7 @@ export class IoredisNode implements RedisNode {
     private readonly owned: boolean,
     /** Bound on the graceful part of `close()`. */
     private readonly nodeTimeout: number,
+    private readonly logger: RedlockLogger,
   ) {
     this.name = nodeName(client);
   }
@@ -65,15 +70,15 @@ export class IoredisNode implements RedisNode {
             `or pass a URL/options and let the module create it.`,
         );
       }
-      return new IoredisNode(spec, false, nodeTimeout);
+      return new IoredisNode(spec, false, nodeTimeout, logger);
     }
     const forced = failFastOptions(nodeTimeout);
     const client =
       typeof spec === 'string'
         ? new Redis(spec, forced)
         : new Redis({ ...spec, ...forced, commandTimeout: spec.commandTimeout ?? nodeTimeout });
-    const node = new IoredisNode(client, true, nodeTimeout);
-    node.watchHealth(logger);
+    const node = new IoredisNode(client, true, nodeTimeout, logger);
+    node.watchHealth();
     return node;
   }
 
@@ -131,11 +136,26 @@ export class IoredisNode implements RedisNode {
   private run(script: LuaScript, keys: readonly string[], ...args: (string | number)[]) {
     return this.client
       .evalsha(script.sha, keys.length, ...keys, ...args)
-      .catch((error: unknown) =>
-        isNoScript(error)
-          ? this.client.eval(script.source, keys.length, ...keys, ...args)
-          : Promise.reject(error),
-      );
+      .catch((error: unknown) => {
+        if (isNoScript(error))
+          return this.client.eval(script.source, keys.length, ...keys, ...args);
+        if (isTimeout(error)) this.warnHung();
+        throw error;
+      });
+  }
+
+  /**
+   * A hung node keeps its connection open, so no connection event reports it; its commands
+   * time out instead (clients created here have `commandTimeout`). Said at most once per
+   * interval, not once per command.
+   */
+  private warnHung(): void {
+    const now = performance.now();
+    if (now - this.lastHungWarning < HUNG_WARNING_INTERVAL_MS) return;
+    this.lastHungWarning = now;
+    this.logger.warn(
+      `Redis node ${this.name} did not answer a command in time (hung or overloaded)`,
+    );
   }
 
   /**
@@ -144,7 +164,8 @@ export class IoredisNode implements RedisNode {
    * also emits those for a command timeout on a live connection, which is a slow node, not
    * a lost one (the lock algorithm already counts it as a failed vote).
    */
-  private watchHealth(logger: RedlockLogger): void {
+  private watchHealth(): void {
+    const logger = this.logger;
     let down = false;
     let lastError: string | undefined;
     this.client.on('error', (error: Error) => {
@@ -162,6 +183,10 @@ export class IoredisNode implements RedisNode {
       logger.log(`Redis node ${this.name} is reachable again`);
     });
   }
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Command timed out';
 }
 
 function isNoScript(error: unknown): boolean {

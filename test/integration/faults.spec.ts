@@ -78,6 +78,21 @@ describe('faults (5 real nodes)', () => {
     expect(about()).toHaveLength(2); // our own shutdown is not an outage
   });
 
+  it('logs a hung node (rate-limited), and still logs its later death', async () => {
+    const name = `127.0.0.1:${fleet.nodes[2].port}`;
+    const about = () => logger.lines.filter((l) => l.includes(name));
+    await fleet.nodes[2].pause();
+    for (let i = 0; i < 5; i++) await (await redlock.acquire(`h${i}`)).release();
+    expect(await eventually(() => about().length > 0, 2_000)).toBe(true);
+    expect(about()).toEqual([
+      `warn Redis node ${name} did not answer a command in time (hung or overloaded)`,
+    ]);
+    await fleet.nodes[2].resume();
+    await fleet.nodes[2].kill();
+    expect(await eventually(() => about().length === 2, 3_000)).toBe(true);
+    expect(about()[1]).toMatch(new RegExp(`^warn Redis node ${name} is unreachable`));
+  });
+
   it('recovers when killed nodes come back', async () => {
     await Promise.all([fleet.nodes[1].kill(), fleet.nodes[2].kill(), fleet.nodes[4].kill()]);
     await expect(redlock.acquire('r', { wait: 0 })).rejects.toMatchObject({
