@@ -7,6 +7,7 @@ import {
 } from 'testcontainers';
 import { AdminConnection } from './admin-connection';
 import type { FleetNode, RedisFleet } from './fleet';
+import { FleetBase } from './fleet-base';
 import { releasePort, reservePort } from './ports';
 import { identify, LOOPBACK, sleep, waitUntilRefused } from './probe';
 import { persistenceArgs } from './redis-config';
@@ -159,25 +160,11 @@ async function startNode(
 }
 
 /** The container backend's fleet. */
-class ContainerFleet implements RedisFleet {
+class ContainerFleet extends FleetBase<ContainerNode> {
   private stopping: Promise<void> | undefined;
 
-  constructor(private readonly members: readonly ContainerNode[]) {}
-
-  get nodes(): readonly FleetNode[] {
-    return this.members;
-  }
-
-  urls(): string[] {
-    return this.members.map((node) => node.url);
-  }
-
-  async flushAll(): Promise<void> {
-    await Promise.all(
-      this.members
-        .filter((node) => node.running() && !node.paused)
-        .map((node) => node.command('FLUSHALL')),
-    );
+  constructor(protected readonly members: readonly ContainerNode[]) {
+    super();
   }
 
   stop(): Promise<void> {

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onProcessExit } from './exit-cleanup';
-import type { FleetNode, RedisFleet } from './fleet';
+import type { RedisFleet } from './fleet';
+import { FleetBase } from './fleet-base';
 import { releasePort, reservePort } from './ports';
 import { PortInUseError, RedisProcessNode } from './redis-process';
 import { startWatchdog, type Watchdog } from './watchdog';
@@ -37,8 +38,8 @@ export async function startProcessFleet(size: number, aof: boolean): Promise<Red
  * `stop()` (normal end), an `exit` handler (process exits without stop), and a watchdog (process
  * killed by a signal, where no JavaScript runs).
  */
-class ProcessFleet implements RedisFleet {
-  private readonly members: RedisProcessNode[] = [];
+class ProcessFleet extends FleetBase<RedisProcessNode> {
+  protected readonly members: RedisProcessNode[] = [];
   private readonly root = mkdtempSync(join(tmpdir(), 'redlock-fleet-'));
   private readonly pids = new Set<number>();
   private readonly ports = new Set<number>();
@@ -55,22 +56,6 @@ class ProcessFleet implements RedisFleet {
       this.watchdog.setPids(this.pids);
     },
   };
-
-  get nodes(): readonly FleetNode[] {
-    return this.members;
-  }
-
-  urls(): string[] {
-    return this.members.map((node) => node.url);
-  }
-
-  async flushAll(): Promise<void> {
-    await Promise.all(
-      this.members
-        .filter((node) => node.running() && !node.paused)
-        .map((node) => node.command('FLUSHALL')),
-    );
-  }
 
   /** Starts node `index`, on a fresh port for every attempt that loses a bind race. */
   async launch(index: number, aof: boolean): Promise<void> {
