@@ -36,7 +36,8 @@ describe('validity (5 real nodes)', () => {
     const lock = await redlock.acquire('r');
     const remaining = lock.remainingMs();
     expect(remaining).toBeLessThanOrEqual(ttl - driftOf(ttl, 0.01));
-    expect(remaining).toBeGreaterThan(ttl - driftOf(ttl, 0.01) - 100);
+    // (a generous floor: only a grossly wrong computation, not a slow machine, goes below it)
+    expect(remaining).toBeGreaterThan(ttl - driftOf(ttl, 0.01) - 1_000);
     expect(lock.expiresAt).toBeGreaterThanOrEqual(before + remaining - 50);
     expect(lock.expiresAt).toBeLessThanOrEqual(Date.now() + ttl);
     await new Promise((r) => setTimeout(r, 200));
