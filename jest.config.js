@@ -10,6 +10,8 @@ const base = {
   rootDir: __dirname,
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
   setupFiles: ['<rootDir>/test/setup/disposable.ts'],
+  // The sample imports the library by its package name (tsconfig.json `paths`): the sources.
+  moduleNameMapper: { '^nestjs-redlock$': '<rootDir>/lib' },
 };
 
 module.exports = {
