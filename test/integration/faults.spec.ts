@@ -110,8 +110,11 @@ describe('faults (5 real nodes)', () => {
   });
 
   describe('one node SIGSTOPped (hung: its TCP connection stays open)', () => {
-    let probe: Redis;
-    afterEach(() => probe?.disconnect());
+    let probe: Redis | undefined;
+    afterEach(() => {
+      probe?.disconnect();
+      probe = undefined;
+    });
 
     it('costs acquire nothing and release about one node timeout, not a TCP timeout', async () => {
       // A node timeout far above the figures measured, so that waiting for the hung node
@@ -158,10 +161,10 @@ describe('faults (5 real nodes)', () => {
       await fleet.nodes[2].resume();
       // The acquire and the release were queued on the hung node's connection in that order;
       // once it runs them, nothing of ours is left there.
-      probe = rawClient(fleet.nodes[2].url);
-      expect(await eventually(async () => (await probe.get('redlock:stale')) === null, 2_000)).toBe(
-        true,
-      );
+      const client = (probe = rawClient(fleet.nodes[2].url));
+      expect(
+        await eventually(async () => (await client.get('redlock:stale')) === null, 2_000),
+      ).toBe(true);
       // and the other nodes were released at once
       for (const i of [0, 1, 3, 4])
         expect(await fleet.nodes[i].command('GET', 'redlock:stale')).toBeNull();

@@ -89,15 +89,25 @@ describe('RedlockModule (3 real nodes)', () => {
     await moduleRef.close();
   });
 
-  it.each([
-    ['forRoot', () => RedlockModule.forRoot({ ...options, isGlobal: false })],
-    [
-      'forRootAsync',
-      () => RedlockModule.forRootAsync({ useFactory: () => options, isGlobal: false }),
-    ],
-  ])(
-    '%s with isGlobal: false is not visible to modules that do not import it',
-    async (_, register) => {
+  describe('with isGlobal: false', () => {
+    // A failed compile() runs no shutdown hook, so a RedlockService created before the failure
+    // would keep its own connections open: give it clients this test owns and closes.
+    let clients: Redis[];
+    beforeEach(() => {
+      clients = fleet
+        .urls()
+        .map((url) => new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }));
+    });
+    afterEach(() => clients.forEach((client) => client.disconnect()));
+
+    it.each([
+      ['forRoot', () => RedlockModule.forRoot({ nodes: clients, isGlobal: false })],
+      [
+        'forRootAsync',
+        () =>
+          RedlockModule.forRootAsync({ useFactory: () => ({ nodes: clients }), isGlobal: false }),
+      ],
+    ])('%s is not visible to modules that do not import it', async (_, register) => {
       await expect(
         Test.createTestingModule({ imports: [register(), FeatureModule] }).compile(),
       ).rejects.toThrow(/RedlockService/);
@@ -105,8 +115,8 @@ describe('RedlockModule (3 real nodes)', () => {
       const moduleRef = await Test.createTestingModule({ imports: [register()] }).compile();
       expect(moduleRef.get(RedlockService)).toBeInstanceOf(RedlockService);
       await moduleRef.close();
-    },
-  );
+    });
+  });
 
   it.each([
     ['forRoot, empty nodes', () => RedlockModule.forRoot({ nodes: [] }), 'nodes'],
