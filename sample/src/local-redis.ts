@@ -60,15 +60,6 @@ export class LocalRedis {
 
   /** Kills the nodes and removes their directories. Idempotent. */
   async stop(): Promise<void> {
-    // The fleet unrefs its redis-server children (they must never keep a jest worker alive), so
-    // waiting for them to exit does not keep this process alive: without this timer, a process
-    // with nothing else to do would end in the middle of the stop — before the rest of its
-    // shutdown ran and with its chosen exit code lost.
-    const keepAlive = setInterval(() => undefined, 1_000);
-    try {
-      await Promise.all([this.lockFleet?.stop(), this.stockFleet?.stop()]);
-    } finally {
-      clearInterval(keepAlive);
-    }
+    await Promise.all([this.lockFleet?.stop(), this.stockFleet?.stop()]);
   }
 }

@@ -85,6 +85,11 @@ class ProcessFleet extends FleetBase<RedisProcessNode> {
   }
 
   private async tearDown(): Promise<void> {
+    // The redis-server children are unref'd (they must never keep a jest worker alive), so
+    // waiting for their exit would not keep a process alive either: one with nothing else to do
+    // would end in the middle of stop(), before the rest of its shutdown and with its chosen
+    // exit code lost. The fleet holds the process open itself until it is done.
+    const keepAlive = setInterval(() => undefined, 1_000);
     try {
       // Resume first, as the contract says: a node is never left stopped, whatever kill does.
       await Promise.all(this.members.filter((node) => node.paused).map((node) => node.resume()));
@@ -92,6 +97,7 @@ class ProcessFleet extends FleetBase<RedisProcessNode> {
     } finally {
       this.cleanUpSync();
       this.forgetExitCleanup();
+      clearInterval(keepAlive);
     }
   }
 
