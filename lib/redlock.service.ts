@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import {
   Redlock,
   RedlockConfigError,
@@ -13,8 +19,12 @@ import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
 
 /**
  * The Redlock lock manager, owned by Nest: created (and its options validated) at bootstrap,
- * logging through Nest's `Logger`, and closed on application shutdown — releasing the locks
- * still held and closing the connections it opened (never a client you passed in).
+ * logging through Nest's `Logger`, and shut down with the app in two steps:
+ * `beforeApplicationShutdown` drains it (acquisitions still waiting give up at once — a
+ * `@Locked` request then answers 503 — and new ones fail, while handlers holding a lock finish
+ * under it as Nest waits for in-flight requests), and `onApplicationShutdown` closes it (locks
+ * still held are reported lost and released; the connections it opened are closed, never a
+ * client you passed in).
  *
  * @example
  * constructor(private readonly redlock: RedlockService) {}
@@ -24,7 +34,7 @@ import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
  * });
  */
 @Injectable()
-export class RedlockService implements OnApplicationShutdown {
+export class RedlockService implements BeforeApplicationShutdown, OnApplicationShutdown {
   /** The framework-free core, for its events (`lockLost`) and anything not wrapped here. */
   readonly redlock: Redlock;
 
@@ -79,7 +89,12 @@ export class RedlockService implements OnApplicationShutdown {
     return this.redlock.currentLock();
   }
 
-  /** Releases the locks still held and closes the connections the module opened. */
+  /** Stops acquiring: waiting acquisitions give up, held locks stay held. */
+  beforeApplicationShutdown(): void {
+    this.redlock.drain();
+  }
+
+  /** Reports lost and releases the locks still held; closes the connections the module opened. */
   async onApplicationShutdown(): Promise<void> {
     await this.redlock.close();
   }

@@ -57,11 +57,16 @@ export class LockNotAcquiredError extends RedlockError {
      * of its keys expire for the lock to be obtainable (an upper bound if it is released).
      */
     readonly retryAfterMs?: number,
+    /** Why the lock manager could not take it, when that is not the nodes (it is shutting down). */
+    detail?: string,
   ) {
+    const tried = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
     super(
       reason === 'held'
-        ? `Lock on [${resources.join(', ')}] is held by another owner (${attempts} attempt${attempts === 1 ? '' : 's'})`
-        : `Lock on [${resources.join(', ')}] could not be acquired: a quorum of Redis nodes was unavailable (${attempts} attempt${attempts === 1 ? '' : 's'}; ${describeOutcomes(nodes)})`,
+        ? `Lock on [${resources.join(', ')}] is held by another owner (${tried})`
+        : detail !== undefined
+          ? `Lock on [${resources.join(', ')}] could not be acquired: ${detail} (${tried})`
+          : `Lock on [${resources.join(', ')}] could not be acquired: a quorum of Redis nodes was unavailable (${tried}; ${describeOutcomes(nodes)})`,
     );
   }
 }

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import { monotonicClock, type Clock } from './clock';
-import { LockLostError, LockNotAcquiredError, RedlockConfigError, RedlockError } from './errors';
+import { LockLostError, LockNotAcquiredError, RedlockConfigError } from './errors';
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { RedlockLock, type Lock, type LockDriver } from './lock';
 import { LockSession, type LockScope } from './lock-session';
@@ -62,6 +62,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly held = new Set<RedlockLock>();
   private connecting?: Promise<void>;
   private closing?: Promise<void>;
+  /** Aborted by `drain()`: wakes every waiting acquisition so that it gives up at once. */
+  private readonly draining = new AbortController();
 
   /**
    * @param nodes the independent Redis masters: `redis://` / `rediss://` URLs, ioredis options,
@@ -182,12 +184,31 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   /**
-   * Releases every lock still held and closes the connections this instance opened (never a
-   * client you passed in). Further acquisitions fail.
+   * Stops acquiring: waiting acquisitions give up at once and new ones fail, both with
+   * LockNotAcquiredError (`unavailable`, "shutting down"); locks already held stay held until
+   * released or `close()`. The first step of a graceful shutdown: work in flight finishes under
+   * its locks, while requests that would only start waiting answer at once.
+   */
+  drain(): void {
+    this.draining.abort();
+  }
+
+  /**
+   * Drains, then ends every lock still held — its signal aborts with LockLostError and a
+   * warning names it, since whatever it protects is no longer protected — releases them, and
+   * closes the connections this instance opened (never a client you passed in).
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.all([...this.held].map((lock) => lock.release()));
+      this.drain();
+      await Promise.all(
+        [...this.held].map((lock) => {
+          lock.markLost(
+            new LockLostError(lock.resources, 'its lock manager was closed while it was held'),
+          );
+          return lock.release();
+        }),
+      );
       await Promise.all(this.ownedNodes.map((node) => node.close()));
     })();
     return this.closing;
@@ -220,7 +241,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const settings = resolveCallSettings(this.options, options);
     const signal = options?.signal;
     signal?.throwIfAborted();
-    this.assertOpen();
+    if (this.draining.signal.aborted) throw shuttingDown(names, 0);
     if (this.connecting) await this.connecting;
     const prefix = this.options.keyPrefix;
     const keys = prefix === '' ? names : names.map((name) => prefix + name);
@@ -239,17 +260,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           settings.ttl,
           result.deadline,
         );
-        if (signal?.aborted || this.closing) {
+        if (signal?.aborted || this.draining.signal.aborted) {
+          // Nobody is waiting for it any more.
           await lock.release();
           signal?.throwIfAborted();
-          this.assertOpen();
+          throw shuttingDown(names, attempts);
         }
         this.held.add(lock);
         return lock;
       }
+      if (this.draining.signal.aborted) throw shuttingDown(names, attempts);
       const left = giveUpAt - this.clock.now();
-      if (left <= 0 || this.closing) {
-        this.assertOpen();
+      if (left <= 0) {
         throw new LockNotAcquiredError(
           names,
           result.reason,
@@ -262,7 +284,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       // Never sleep past the moment a blocking key is known to expire.
       if (result.earliestExpiry !== undefined && result.earliestExpiry < delay)
         delay = result.earliestExpiry;
-      await sleep(Math.min(delay, left), signal);
+      try {
+        await sleep(Math.min(delay, left), signal, this.draining.signal);
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        throw shuttingDown(names, attempts);
+      }
     }
   }
 
@@ -304,10 +331,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.logger.warn(error.message);
     this.emit('lockLost', error, lock);
   }
+}
 
-  private assertOpen(): void {
-    if (this.closing) throw new RedlockError('This Redlock instance is closed');
-  }
+/** The error of an acquisition refused or abandoned because the lock manager is shutting down. */
+function shuttingDown(resources: readonly string[], attempts: number): LockNotAcquiredError {
+  return new LockNotAcquiredError(
+    resources,
+    'unavailable',
+    attempts,
+    [],
+    undefined,
+    'the lock manager is shutting down',
+  );
 }
 
 function adopt(spec: RedisNodeSpec, nodeTimeout: number, logger: RedlockLogger) {
