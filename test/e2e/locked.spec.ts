@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   Body,
   Controller,
@@ -38,8 +39,6 @@ import { startFleet, type RedisFleet } from '../support/fleet';
  * instances in one process, each with its own RedlockService and connections, stand in for a
  * cluster of app instances.
  */
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Resolves true when the signal aborts within `ms`, false otherwise. */
 const abortedWithin = (signal: AbortSignal, ms: number) =>

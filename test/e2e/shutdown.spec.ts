@@ -1,10 +1,9 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { Controller, HttpCode, Post, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Locked, RedlockModule } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 @Controller('jobs')
 class JobsController {

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import request from 'supertest';
 import type { RedisFleet } from '../support/fleet';
 import { AppModule } from '../../sample/src/app.module';
 import { LocalRedis } from '../../sample/src/local-redis';
@@ -19,6 +20,10 @@ export interface StockCluster {
   readonly apps: readonly [INestApplication, INestApplication];
   /** Their base URLs, `http://127.0.0.1:<port>`, in the order of `apps`. */
   readonly urls: readonly [string, string];
+  /** A supertest agent for instance `i % 2`: bursts alternate over both instances. */
+  on(i: number): ReturnType<typeof request>;
+  /** The stock of `id`, read through instance b. */
+  stockOf(id: string): Promise<number>;
   /** Closes both apps, then stops the nodes. */
   close(): Promise<void>;
 }
@@ -46,10 +51,14 @@ export async function startStockCluster(): Promise<StockCluster> {
       apps.push(await startInstance(local.lockNodes!, local.stockRedisUrl!));
     }
     const [a, b] = apps;
+    const urls: [string, string] = [await a.getUrl(), await b.getUrl()];
+    const on = (i: number) => request(urls[i % 2]);
     return {
       locks: local.lockFleet!,
       apps: [a, b],
-      urls: [await a.getUrl(), await b.getUrl()],
+      urls,
+      on,
+      stockOf: async (id) => (await on(1).get(`/stock/${id}`).expect(200)).body.quantity as number,
       close,
     };
   } catch (error) {

@@ -1,4 +1,3 @@
-import request from 'supertest';
 import { startStockCluster, type StockCluster } from './stock-cluster';
 
 /**
@@ -16,9 +15,8 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-const on = (i: number) => request(cluster.urls[i % 2]);
-const stockOf = async (id: string) =>
-  (await on(1).get(`/stock/${id}`).expect(200)).body.quantity as number;
+const on = (i: number) => cluster.on(i);
+const stockOf = (id: string) => cluster.stockOf(id);
 
 describe('stock API when lock nodes are down (5 lock nodes)', () => {
   it('2 of 5 down: the locked endpoints still work (a quorum of 3 is up)', async () => {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedlockService } from 'nestjs-redlock';
-import request, { type Response } from 'supertest';
+import type { Response } from 'supertest';
 import { StockService } from '../../sample/src/stock/stock.service';
 import { startStockCluster, type StockCluster } from './stock-cluster';
 import { aidRuns, HOLD_TTL_MS, occupancy } from './stock-test-aids.controller';
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 /** A supertest agent for instance `i % 2`. */
-const on = (i: number) => request(cluster.urls[i % 2]);
+const on = (i: number) => cluster.on(i);
 
 /** Sets the stock of `id` (through instance a). */
 async function setStock(id: string, quantity: number): Promise<void> {
@@ -30,10 +30,7 @@ async function setStock(id: string, quantity: number): Promise<void> {
 }
 
 /** The stock of `id` (through instance b). */
-async function stockOf(id: string): Promise<number> {
-  const res = await on(1).get(`/stock/${id}`).expect(200);
-  return res.body.quantity as number;
-}
+const stockOf = (id: string) => cluster.stockOf(id);
 
 /** `count` concurrent POSTs of `path`, alternately to each instance. */
 function burst(count: number, path: string): Promise<Response[]> {

@@ -1,9 +1,9 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import Redis from 'ioredis';
 import type { RedlockLogger } from '../../lib';
 
 /** Waits `ms`. */
-export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
+export { delay };
 /** A logger that keeps every line, to assert on what was (and was not) logged. */
 export class RecordingLogger implements RedlockLogger {
   readonly lines: string[] = [];
