@@ -53,7 +53,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /** Votes needed out of the nodes: floor(N/2) + 1. */
   readonly quorum: number;
   private readonly nodes: readonly RedisNode[];
-  private readonly ownedNodes: readonly RedisNode[];
   private readonly logger: RedlockLogger;
   private readonly clock: Clock;
   private readonly round: RoundContext;
@@ -81,13 +80,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         `${nodes.length} Redis nodes: an even count tolerates no more failures than ${nodes.length - 1}; use an odd number`,
       );
     }
-    const built = nodes.map((spec) =>
-      isRedisNode(spec)
-        ? { node: spec, owned: false }
-        : adopt(spec, this.options.nodeTimeout, this.logger),
+    this.nodes = nodes.map((spec) =>
+      isRedisNode(spec) ? spec : IoredisNode.from(spec, this.options.nodeTimeout, this.logger),
     );
-    this.nodes = built.map((b) => b.node);
-    this.ownedNodes = built.filter((b) => b.owned).map((b) => b.node);
     this.quorum = quorumOf(this.nodes.length);
     this.round = {
       nodes: this.nodes,
@@ -209,7 +204,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           return lock.release();
         }),
       );
-      await Promise.all(this.ownedNodes.map((node) => node.close()));
+      // Adapters we built close the clients they created and leave a caller's client open;
+      // a caller's RedisNode adapter is the caller's to close.
+      await Promise.all(
+        this.nodes.filter((node) => node instanceof IoredisNode).map((node) => node.close()),
+      );
     })();
     return this.closing;
   }
@@ -343,10 +342,6 @@ function shuttingDown(resources: readonly string[], attempts: number): LockNotAc
     undefined,
     'the lock manager is shutting down',
   );
-}
-
-function adopt(spec: RedisNodeSpec, nodeTimeout: number, logger: RedlockLogger) {
-  return { node: IoredisNode.from(spec, nodeTimeout, logger) as RedisNode, owned: true };
 }
 
 /** Rejects an empty node list, an unusable entry and the same node listed twice. */

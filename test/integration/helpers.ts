@@ -4,6 +4,7 @@ import type { RedlockLogger } from '../../lib';
 
 /** Waits `ms`. */
 export { delay };
+
 /** A logger that keeps every line, to assert on what was (and was not) logged. */
 export class RecordingLogger implements RedlockLogger {
   readonly lines: string[] = [];
