@@ -7,6 +7,7 @@ import {
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { RedlockConfigError } from './core';
+import { assertLockTtl } from './core/options';
 import { getLockedMetadata, type LockedMetadata } from './locked/locked-metadata';
 import { isLockedWrapper, lockMethod, type AnyMethod } from './locked/locked-method';
 import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';
@@ -120,13 +121,8 @@ export class LockedExplorer implements OnModuleInit {
   /** What depends on the module's options cannot be checked when the decorator is applied. */
   private checkOptions(metadata: LockedMetadata): void {
     const { ttl } = metadata.lockOptions;
-    const { nodeTimeout } = this.redlock.redlock.options;
-    if (ttl !== undefined && ttl <= nodeTimeout) {
-      throw new RedlockConfigError(
-        `${metadata.where} options.ttl`,
-        ttl,
-        `must be larger than the module's nodeTimeout (${nodeTimeout} ms)`,
-      );
+    if (ttl !== undefined) {
+      assertLockTtl(ttl, this.redlock.redlock.options.nodeTimeout, `${metadata.where} options.ttl`);
     }
   }
 

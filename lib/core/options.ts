@@ -163,27 +163,50 @@ export function resolveCallSettings(
   options: LockOptions | undefined,
 ): CallSettings {
   if (options === undefined) return defaults;
+  assertLockTimings(options);
   const { ttl, wait, retryDelay, retryJitter } = options;
-  if (ttl !== undefined) {
-    assertTtl('ttl', ttl);
-    if (ttl <= defaults.nodeTimeout) {
-      throw new RedlockConfigError(
-        'ttl',
-        ttl,
-        `must be larger than nodeTimeout (${defaults.nodeTimeout} ms)`,
-      );
-    }
-  }
-  if (wait !== undefined) assertWait('wait', wait);
-  if (retryDelay !== undefined) assertNonNegativeFinite('retryDelay', retryDelay);
-  if (retryJitter !== undefined) assertNonNegativeFinite('retryJitter', retryJitter);
-  if (options.maxHold !== undefined) assertMaxHold('maxHold', options.maxHold);
+  if (ttl !== undefined) assertLockTtl(ttl, defaults.nodeTimeout);
   return {
     ttl: ttl ?? defaults.ttl,
     wait: wait ?? defaults.wait,
     retryDelay: retryDelay ?? defaults.retryDelay,
     retryJitter: retryJitter ?? defaults.retryJitter,
   };
+}
+
+/** The per-lock timing options, as a caller may pass them (anything, before validation). */
+type LockTimings = Partial<
+  Record<'ttl' | 'wait' | 'retryDelay' | 'retryJitter' | 'maxHold', unknown>
+>;
+
+/**
+ * Checks the per-lock timing options that are set, each on its own: per-call options and
+ * `@Locked` options alike. Errors name the option as `${prefix}${key}`.
+ * @throws RedlockConfigError
+ */
+export function assertLockTimings(options: LockTimings, prefix = ''): void {
+  const { ttl, wait, retryDelay, retryJitter, maxHold } = options;
+  if (ttl !== undefined) assertTtl(`${prefix}ttl`, ttl);
+  if (wait !== undefined) assertWait(`${prefix}wait`, wait);
+  if (retryDelay !== undefined) assertNonNegativeFinite(`${prefix}retryDelay`, retryDelay);
+  if (retryJitter !== undefined) assertNonNegativeFinite(`${prefix}retryJitter`, retryJitter);
+  if (maxHold !== undefined) assertMaxHold(`${prefix}maxHold`, maxHold);
+}
+
+/**
+ * A lease for one lock: a positive integer number of ms, longer than the node timeout (else
+ * one slow node could eat the whole lease).
+ * @throws RedlockConfigError
+ */
+export function assertLockTtl(ttl: unknown, nodeTimeout: number, option = 'ttl'): void {
+  assertTtl(option, ttl);
+  if ((ttl as number) <= nodeTimeout) {
+    throw new RedlockConfigError(
+      option,
+      ttl,
+      `must be larger than nodeTimeout (${nodeTimeout} ms)`,
+    );
+  }
 }
 
 function isPositiveFinite(value: unknown): value is number {

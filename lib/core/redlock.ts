@@ -9,6 +9,7 @@ import { consoleLogger, type RedlockLogger } from './logger';
 import { isRedisNode, type RedisNode } from './node';
 import { describeNodeSpec, nodeSpecName } from './node-spec';
 import {
+  assertLockTtl,
   resolveCallSettings,
   resolveOptions,
   type LockOptions,
@@ -294,7 +295,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   private async extendLock(lock: RedlockLock, ttl: number): Promise<void> {
     if (!lock.isHeld) throw lock.lostReason ?? new LockLostError(lock.resources, 'it was released');
-    resolveCallSettings(this.options, { ttl });
+    assertLockTtl(ttl, this.options.nodeTimeout);
     if (lock.remainingMs() <= 0) {
       const error = new LockLostError(lock.resources);
       lock.markLost(error);

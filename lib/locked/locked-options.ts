@@ -1,4 +1,5 @@
 import { RedlockConfigError, type LockOptions } from '../core';
+import { assertLockTimings } from '../core/options';
 import type { LockedErrorMapper } from '../exceptions/locked-error-mapper';
 
 /**
@@ -83,37 +84,14 @@ export function validateLockedOptions(options: unknown, where: string): LockOpti
       throw new RedlockConfigError(`${where} options.${key}`, record[key], requirement);
     }
   };
-  const { ttl, wait, retryDelay, retryJitter, maxHold, autoExtend, mapError } = record;
-  check(
-    'ttl',
-    typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0,
-    'must be a positive integer number of ms',
-  );
-  check(
-    'wait',
-    typeof wait === 'number' && !Number.isNaN(wait) && wait >= 0,
-    'must be a number of ms ≥ 0 (or Infinity)',
-  );
-  for (const key of ['retryDelay', 'retryJitter'] as const) {
-    const value = record[key];
-    check(
-      key,
-      typeof value === 'number' && Number.isFinite(value) && value >= 0,
-      'must be a finite number of ms ≥ 0',
-    );
-  }
-  check(
-    'maxHold',
-    typeof maxHold === 'number' && !Number.isNaN(maxHold) && maxHold > 0,
-    'must be a positive number of ms (or Infinity)',
-  );
+  const { autoExtend, mapError } = record;
+  assertLockTimings(record, `${where} options.`);
   check('autoExtend', typeof autoExtend === 'boolean', 'must be a boolean');
   check('mapError', typeof mapError === 'function', 'must be a function');
 
   const lockOptions: LockOptions = {};
-  const values = { ttl, wait, retryDelay, retryJitter, maxHold } as Record<string, unknown>;
   for (const key of NUMERIC) {
-    if (values[key] !== undefined) lockOptions[key] = values[key] as number;
+    if (record[key] !== undefined) lockOptions[key] = record[key] as number;
   }
   if (autoExtend !== undefined) lockOptions.autoExtend = autoExtend as boolean;
   return Object.freeze(lockOptions);
