@@ -17,12 +17,13 @@ export function driftOf(ttl: number, driftFactor: number): number {
 }
 
 /**
- * Time left on a lease of `ttl` that took `elapsed` ms to obtain: what the holder may still rely
- * on. Measured from *before* the first request was sent, since every node started its
- * countdown after that point.
+ * When a lease of `ttl` obtained by a round that started at `start` stops being reliable:
+ * `start + ttl − drift`, so the validity left at any moment is this minus the time then —
+ * `ttl − elapsed − drift`. Measured from *before* the first request was sent, since every node
+ * started its countdown after that point.
  */
-export function validityOf(ttl: number, elapsed: number, driftFactor: number): number {
-  return ttl - elapsed - driftOf(ttl, driftFactor);
+export function validUntil(start: number, ttl: number, driftFactor: number): number {
+  return start + ttl - driftOf(ttl, driftFactor);
 }
 
 /**

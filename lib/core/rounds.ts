@@ -2,7 +2,7 @@ import type { Clock } from './clock';
 import type { NodeOutcome, LockNotAcquiredReason } from './errors';
 import { fanOut, type NodeReply } from './fan-out';
 import type { AcquireReply, RedisNode } from './node';
-import { driftOf, isDecided } from './quorum';
+import { isDecided, validUntil } from './quorum';
 
 /** What every round needs to know about the node set. */
 export interface RoundContext {
@@ -72,7 +72,7 @@ export async function acquireRound(
   );
   // The lease started on each node after `start`, so the validity measured from `start` is a
   // safe lower bound; the drift term covers node clocks running faster than ours.
-  const deadline = start + ttl - driftOf(ttl, ctx.driftFactor);
+  const deadline = validUntil(start, ttl, ctx.driftFactor);
   if (yes >= quorum && clock.now() < deadline) return { acquired: true, deadline };
 
   // A node that answered "held" wrote nothing (the script is all-or-nothing); every other node
@@ -122,7 +122,7 @@ export async function extendRound(
       return isDecided(yes, no, count, quorum);
     },
   );
-  const deadline = start + ttl - driftOf(ttl, ctx.driftFactor);
+  const deadline = validUntil(start, ttl, ctx.driftFactor);
   if (yes >= quorum && clock.now() < deadline) return { extended: true, deadline };
   return { extended: false, lost: count - notOurs < quorum };
 }

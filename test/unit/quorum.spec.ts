@@ -1,4 +1,4 @@
-import { driftOf, isDecided, quorumOf, validityOf } from '../../lib/core/quorum';
+import { driftOf, isDecided, quorumOf, validUntil } from '../../lib/core/quorum';
 
 describe('quorum arithmetic', () => {
   it('needs a strict majority', () => {
@@ -10,9 +10,10 @@ describe('quorum arithmetic', () => {
     expect(driftOf(1_000, 0)).toBe(2);
   });
 
-  it('subtracts the elapsed time and the drift from the ttl', () => {
-    expect(validityOf(10_000, 50, 0.01)).toBe(10_000 - 50 - 102);
-    expect(validityOf(1_000, 1_000, 0.01)).toBeLessThan(0);
+  it('leaves ttl − elapsed − drift of validity, measured from the start of the round', () => {
+    const start = 5_000;
+    expect(validUntil(start, 10_000, 0.01) - (start + 50)).toBe(10_000 - 50 - 102);
+    expect(validUntil(start, 1_000, 0.01) - (start + 1_000)).toBeLessThan(0);
   });
 
   it('decides as soon as the quorum is reached or out of reach, not before', () => {
