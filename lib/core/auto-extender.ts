@@ -27,9 +27,8 @@ export class AutoExtender {
     private readonly settings: AutoExtendSettings,
   ) {}
 
-  /** Starts extending; the lock's expiry watch is armed so a failure cannot go unnoticed. */
+  /** Starts extending. The lock's own expiry watch (armed by its session) reports a loss. */
   start(): void {
-    this.lock.watchExpiry();
     this.schedule(this.settings.ttl / 3);
   }
 

@@ -34,10 +34,10 @@ export class LockSession {
     clock: Clock,
     extension: SessionExtension | undefined,
   ) {
-    if (extension === undefined) {
-      lock.watchExpiry();
-      return;
-    }
+    // Whether or not it is extended, a lock held for some work is watched: the moment its
+    // validity runs out, its signal aborts and the loss is reported.
+    lock.watchExpiry();
+    if (extension === undefined) return;
     this.extender = new AutoExtender(lock, {
       ttl: lock.ttl,
       retryDelay: extension.retryDelay,

@@ -105,11 +105,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     });
   }
 
-  /** The node names (`host:port`), in the order given. */
-  get nodeNames(): string[] {
-    return this.nodes.map((n) => n.name);
-  }
-
   /**
    * Acquires a lock, retrying until `wait` ms have passed or `options.signal` aborts.
    * @throws LockNotAcquiredError with reason `held` or `unavailable`
