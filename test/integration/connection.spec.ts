@@ -1,53 +1,32 @@
 import Redis from 'ioredis';
-import { LockNotAcquiredError, Redlock } from '../../lib';
-import { startFleet, type RedisFleet } from '../support/fleet';
-import { RecordingLogger } from './helpers';
+import { LockNotAcquiredError, type Redlock, type RedlockOptions } from '../../lib';
+import { sharedFleet } from './helpers';
 
 describe('connections and scripts (3 real nodes)', () => {
-  let fleet: RedisFleet;
-  const managers: Redlock[] = [];
-
-  beforeAll(async () => {
-    fleet = await startFleet(3);
-  });
-
-  afterEach(async () => {
-    await Promise.all(managers.splice(0).map((m) => m.close()));
-    await fleet.flushAll();
-  });
-
-  afterAll(async () => {
-    await fleet?.stop();
-  });
-
-  function manager(
-    nodes: ConstructorParameters<typeof Redlock>[0],
-    options: ConstructorParameters<typeof Redlock>[1] = {},
-  ) {
-    const redlock = new Redlock(nodes, { logger: new RecordingLogger(), ...options });
-    managers.push(redlock);
-    return redlock;
-  }
+  const shared = sharedFleet(3);
+  const manager = (nodes: ConstructorParameters<typeof Redlock>[0], options: RedlockOptions = {}) =>
+    shared.manager(options, nodes);
 
   it('a lock taken right after construction does not fail on sockets still connecting', async () => {
     for (let i = 0; i < 5; i++) {
-      const lock = await manager(fleet.urls()).tryAcquire(`fresh-${i}`);
+      const lock = await manager(shared.fleet.urls()).tryAcquire(`fresh-${i}`);
       expect(lock).not.toBeNull();
     }
   });
 
   it('falls back to EVAL when the script cache is empty (as after a restart)', async () => {
-    const redlock = manager(fleet.urls());
+    const redlock = manager(shared.fleet.urls());
     await (await redlock.acquire('s')).release();
-    for (const node of fleet.nodes) await node.command('SCRIPT', 'FLUSH');
+    for (const node of shared.fleet.nodes) await node.command('SCRIPT', 'FLUSH');
     const lock = await redlock.acquire('s', { wait: 0 });
     await lock.extend();
     await lock.release();
-    for (const node of fleet.nodes) expect(await node.command('EXISTS', 'redlock:s')).toBe(0);
+    for (const node of shared.fleet.nodes)
+      expect(await node.command('EXISTS', 'redlock:s')).toBe(0);
   });
 
   it('uses caller-supplied clients as they are, lazyConnect included', async () => {
-    const clients = fleet
+    const clients = shared.fleet
       .urls()
       .map(
         (url) =>
@@ -64,12 +43,12 @@ describe('connections and scripts (3 real nodes)', () => {
   });
 
   it('passes ACL credentials through (and a wrong password makes the node unavailable, not a hang)', async () => {
-    for (const node of fleet.nodes)
+    for (const node of shared.fleet.nodes)
       await node.command('ACL', 'SETUSER', 'locker', 'on', '>pw', '~*', '+@all');
-    const urls = fleet.nodes.map((n) => `redis://locker:pw@127.0.0.1:${n.port}`);
+    const urls = shared.fleet.nodes.map((n) => `redis://locker:pw@127.0.0.1:${n.port}`);
     const lock = await manager(urls).acquire('acl', { wait: 0 });
     await lock.release();
-    const wrong = fleet.nodes.map((n) => ({
+    const wrong = shared.fleet.nodes.map((n) => ({
       host: '127.0.0.1',
       port: n.port,
       username: 'locker',
@@ -81,6 +60,6 @@ describe('connections and scripts (3 real nodes)', () => {
     expect(error).toBeInstanceOf(LockNotAcquiredError);
     expect((error as LockNotAcquiredError).reason).toBe('unavailable');
     expect(String(error)).not.toContain('nope');
-    for (const node of fleet.nodes) await node.command('ACL', 'DELUSER', 'locker');
+    for (const node of shared.fleet.nodes) await node.command('ACL', 'DELUSER', 'locker');
   });
 });

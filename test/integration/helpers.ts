@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import Redis from 'ioredis';
-import type { RedlockLogger } from '../../lib';
+import { Redlock, type RedlockLogger, type RedlockOptions } from '../../lib';
+import { startFleet, type RedisFleet } from '../support/fleet';
 
 /** Waits `ms`. */
 export { delay };
@@ -46,3 +47,44 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; re
   const result = await work();
   return { ms: performance.now() - start, result };
 }
+
+/**
+ * The fixture of a spec file that shares one fleet between its tests: the fleet is started
+ * before them and stopped after them; what a test creates through `manager()` (or registers with
+ * `afterTest()`) is closed after that test, last first, and the fleet is flushed.
+ */
+export function sharedFleet(size: number) {
+  let fleet: RedisFleet | undefined;
+  const cleanups: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    fleet = await startFleet(size);
+  });
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()!();
+    await fleet?.flushAll();
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+  const started = (): RedisFleet => {
+    if (fleet === undefined) throw new Error('the fleet starts in beforeAll');
+    return fleet;
+  };
+  return {
+    get fleet(): RedisFleet {
+      return started();
+    },
+    /** A lock manager over the fleet (or `nodes`), with a quiet logger, closed after the test. */
+    manager(options: RedlockOptions = {}, nodes: RedlockNodes = started().urls()): Redlock {
+      const redlock = new Redlock(nodes, { logger: new RecordingLogger(), ...options });
+      cleanups.push(() => redlock.close());
+      return redlock;
+    },
+    /** Runs `cleanup` after the current test. */
+    afterTest(cleanup: () => Promise<void>): void {
+      cleanups.push(cleanup);
+    },
+  };
+}
+
+type RedlockNodes = ConstructorParameters<typeof Redlock>[0];

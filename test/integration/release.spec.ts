@@ -1,42 +1,24 @@
-import { Redlock } from '../../lib';
-import { startFleet, type RedisFleet } from '../support/fleet';
+import type { RedlockOptions } from '../../lib';
 import { startLatencyProxy } from '../support/latency-proxy';
-import { delay, eventually, RecordingLogger } from './helpers';
+import { delay, eventually, sharedFleet } from './helpers';
 
 describe('release (5 real nodes)', () => {
-  let fleet: RedisFleet;
-  const closers: (() => Promise<void>)[] = [];
-
-  beforeAll(async () => {
-    fleet = await startFleet(5);
-  });
-
-  afterEach(async () => {
-    while (closers.length) await closers.pop()!();
-    await fleet.flushAll();
-  });
-
-  afterAll(async () => {
-    await fleet?.stop();
-  });
-
-  async function manager(urls: string[], options: ConstructorParameters<typeof Redlock>[1] = {}) {
-    const redlock = new Redlock(urls, { logger: new RecordingLogger(), ...options });
-    closers.push(() => redlock.close());
-    return redlock;
-  }
+  const shared = sharedFleet(5);
+  const manager = async (urls: string[], options: RedlockOptions = {}) =>
+    shared.manager(options, urls);
 
   async function slowNodes(indexes: number[], delayMs: number) {
-    const urls = fleet.urls();
+    const urls = shared.fleet.urls();
     for (const i of indexes) {
-      const proxy = await startLatencyProxy(fleet.nodes[i].port, delayMs);
-      closers.push(() => proxy.close());
+      const proxy = await startLatencyProxy(shared.fleet.nodes[i].port, delayMs);
+      shared.afterTest(() => proxy.close());
       urls[i] = proxy.url;
     }
     return urls;
   }
 
-  const valuesOn = (key: string) => Promise.all(fleet.nodes.map((n) => n.command('GET', key)));
+  const valuesOn = (key: string) =>
+    Promise.all(shared.fleet.nodes.map((n) => n.command('GET', key)));
 
   it('reaches nodes whose acquire timed out, after a failed attempt', async () => {
     // Three nodes answer after 300 ms, beyond the 100 ms node timeout: no quorum in time.
@@ -61,7 +43,7 @@ describe('release (5 real nodes)', () => {
   });
 
   it('resolves for an expired lock and for a lock released twice', async () => {
-    const redlock = await manager(fleet.urls(), { ttl: 300, nodeTimeout: 50 });
+    const redlock = await manager(shared.fleet.urls(), { ttl: 300, nodeTimeout: 50 });
     const lock = await redlock.acquire('r');
     await delay(400);
     expect(lock.remainingMs()).toBe(0);
@@ -74,8 +56,8 @@ describe('release (5 real nodes)', () => {
   });
 
   it("never deletes another owner's key", async () => {
-    const first = await manager(fleet.urls(), { ttl: 300, nodeTimeout: 50 });
-    const second = await manager(fleet.urls());
+    const first = await manager(shared.fleet.urls(), { ttl: 300, nodeTimeout: 50 });
+    const second = await manager(shared.fleet.urls());
     const stale = await first.acquire('r');
     expect(
       await eventually(async () => (await valuesOn('redlock:r')).every((v) => v === null), 2_000),
@@ -87,7 +69,7 @@ describe('release (5 real nodes)', () => {
   });
 
   it('await using releases at the end of the block', async () => {
-    const redlock = await manager(fleet.urls());
+    const redlock = await manager(shared.fleet.urls());
     {
       await using lock = await redlock.acquire('scoped');
       expect(await valuesOn('redlock:scoped')).toEqual(Array(5).fill(lock.value));

@@ -1,33 +1,15 @@
-import { LockNotAcquiredError, Redlock, type Clock } from '../../lib';
+import { LockNotAcquiredError, type Clock, type RedlockOptions } from '../../lib';
 import { driftOf } from '../../lib/core/quorum';
-import { startFleet, type RedisFleet } from '../support/fleet';
-import { eventually } from './helpers';
+import { eventually, sharedFleet } from './helpers';
 
 describe('validity (5 real nodes)', () => {
-  let fleet: RedisFleet;
-  const managers: Redlock[] = [];
-
-  beforeAll(async () => {
-    fleet = await startFleet(5);
-  });
-
-  afterEach(async () => {
-    await Promise.all(managers.splice(0).map((m) => m.close()));
-    await fleet.flushAll();
-  });
-
-  afterAll(async () => {
-    await fleet?.stop();
-  });
-
-  function manager(options: ConstructorParameters<typeof Redlock>[1]) {
-    const redlock = new Redlock(fleet.urls(), options);
-    managers.push(redlock);
-    return redlock;
-  }
+  const shared = sharedFleet(5);
+  const manager = (options: RedlockOptions) => shared.manager(options);
 
   const allFree = async (key: string) =>
-    (await Promise.all(fleet.nodes.map((n) => n.command('GET', key)))).every((v) => v === null);
+    (await Promise.all(shared.fleet.nodes.map((n) => n.command('GET', key)))).every(
+      (v) => v === null,
+    );
 
   it('is at most ttl − drift right after acquiring, and counts down', async () => {
     const ttl = 10_000;
