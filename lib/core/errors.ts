@@ -6,8 +6,57 @@
  * Messages never contain a lock's owner value: it is a bearer secret for the lock.
  */
 
+/**
+ * The brand of an error class: a registered symbol (the same in every copy of the package) under
+ * which each of our error classes names itself. The package ships an ESM and a CommonJS build, and
+ * one app may load both (or two installs): without the brand, a `LockNotAcquiredError` thrown by
+ * one copy would not be `instanceof LockNotAcquiredError` of the other, and a 409 would become a
+ * 500.
+ */
+const ERROR_BRAND: unique symbol = Symbol.for('nestjs-redlock:errorBrand');
+
+type Branded = { readonly [ERROR_BRAND]?: string };
+
+/**
+ * True when `value`'s prototype chain has a class branded `brand` — the same error class in any
+ * copy of the package. Only own brands count: a user's subclass inherits its parent's brand
+ * through the static prototype chain but is not itself branded, so an error of the parent is not
+ * taken for an instance of the subclass.
+ */
+function hasBrand(value: unknown, brand: string): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (let proto: unknown = Object.getPrototypeOf(value); proto !== null && proto !== undefined;) {
+    const ctor = Object.prototype.hasOwnProperty.call(proto, 'constructor')
+      ? (proto as { constructor: Branded }).constructor
+      : undefined;
+    if (
+      typeof ctor === 'function' &&
+      Object.prototype.hasOwnProperty.call(ctor, ERROR_BRAND) &&
+      ctor[ERROR_BRAND] === brand
+    ) {
+      return true;
+    }
+    proto = Object.getPrototypeOf(proto);
+  }
+  return false;
+}
+
 /** Base class of every error thrown by nestjs-redlock. */
 export class RedlockError extends Error {
+  static readonly [ERROR_BRAND]: string = 'RedlockError';
+
+  /**
+   * `instanceof` that also recognises the errors of another copy of this package (the ESM and the
+   * CommonJS build loaded side by side), by the class's brand.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const own = Object.prototype.hasOwnProperty.call(this, ERROR_BRAND)
+      ? (this as Branded)[ERROR_BRAND]
+      : undefined;
+    return own !== undefined && hasBrand(value, own);
+  }
+
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = new.target.name;
@@ -23,9 +72,11 @@ export interface NodeOutcome {
    * - `held`: another owner holds at least one of the keys there;
    * - `error`: the node answered with an error or the connection failed;
    * - `timeout`: no answer within `nodeTimeout`;
-   * - `pending`: no answer yet when the outcome was decided without it.
+   * - `pending`: no answer yet when the outcome was decided without it;
+   * - `excluded`: its vote was not counted: the same server (same `run_id`) as another node of
+   *   the list (one server must never vote twice), or restarted too recently (quarantine).
    */
-  readonly outcome: 'acquired' | 'held' | 'error' | 'timeout' | 'pending';
+  readonly outcome: 'acquired' | 'held' | 'error' | 'timeout' | 'pending' | 'excluded';
   /** The error message, for `error`. */
   readonly error?: string;
 }
@@ -43,6 +94,8 @@ export type LockNotAcquiredReason = 'held' | 'unavailable';
  * between "try later" (409) and "our infrastructure is down" (503).
  */
 export class LockNotAcquiredError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'LockNotAcquiredError';
+
   constructor(
     /** The resources asked for (de-duplicated and sorted). */
     readonly resources: readonly string[],
@@ -63,10 +116,10 @@ export class LockNotAcquiredError extends RedlockError {
     const tried = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
     super(
       reason === 'held'
-        ? `Lock on [${resources.join(', ')}] is held by another owner (${tried})`
+        ? `Lock on ${describeResources(resources)} is held by another owner (${tried})`
         : detail !== undefined
-          ? `Lock on [${resources.join(', ')}] could not be acquired: ${detail} (${tried})`
-          : `Lock on [${resources.join(', ')}] could not be acquired: a quorum of Redis nodes was unavailable (${tried}; ${describeOutcomes(nodes)})`,
+          ? `Lock on ${describeResources(resources)} could not be acquired: ${detail} (${tried})`
+          : `Lock on ${describeResources(resources)} could not be acquired: a quorum of Redis nodes was unavailable (${tried}; ${describeOutcomes(nodes)})`,
     );
   }
 }
@@ -76,17 +129,84 @@ export class LockNotAcquiredError extends RedlockError {
  * quorum of nodes no longer holds it. Whatever the holder was doing is no longer protected.
  */
 export class LockLostError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'LockLostError';
+
   constructor(
     /** The resources of the lost lock. */
     readonly resources: readonly string[],
     detail = 'its validity ran out before a quorum of nodes extended it',
   ) {
-    super(`Lock on [${resources.join(', ')}] was lost: ${detail}`);
+    super(`Lock on ${describeResources(resources)} was lost: ${detail}`);
+  }
+}
+
+/**
+ * An extension did not reach a quorum in time, but the lock is **still valid** for
+ * `remainingMs` (the nodes that were not extended keep their current lease): not a loss. Retry,
+ * or finish the work within `remainingMs`; a real loss is a {@link LockLostError} (and aborts
+ * `lock.signal`).
+ */
+export class LockNotExtendedError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'LockNotExtendedError';
+
+  constructor(
+    /** The resources of the lock. */
+    readonly resources: readonly string[],
+    /** Validity left when the extension gave up, in ms. */
+    readonly remainingMs: number,
+  ) {
+    super(
+      `Lock on ${describeResources(resources)} could not be extended on a quorum of nodes in time; ` +
+        `it is still held and remains valid for ${Math.floor(remainingMs)} ms`,
+    );
+  }
+}
+
+/**
+ * A nested acquisition inside the async context of a lock on the same resources (a `@Locked`
+ * method calling another, `using()` inside `using()`): without `reentrant` it would wait for
+ * itself until `wait` runs out, so it fails at once; with `reentrant`, asking for more
+ * resources than the context holds fails too (a lock cannot grow without a new acquisition,
+ * and a silent partial lock would protect less than it says).
+ */
+export class LockReentryError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'LockReentryError';
+
+  constructor(
+    /** The resources asked for. */
+    readonly resources: readonly string[],
+    detail: string,
+  ) {
+    super(`Lock on ${describeResources(resources)} cannot be acquired here: ${detail}`);
+  }
+}
+
+/**
+ * A lock key holds a value that is not a string on a node (Redis `WRONGTYPE`): something other
+ * than this library writes at the lock's keys. A data or configuration conflict (choose
+ * another `keyPrefix`, or remove the foreign key), not contention and not an outage.
+ */
+export class LockKeyConflictError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'LockKeyConflictError';
+
+  constructor(
+    /** The resources asked for. */
+    readonly resources: readonly string[],
+    /** The node that reported it. */
+    readonly node: string,
+    detail: string,
+  ) {
+    super(
+      `Lock on ${describeResources(resources)} cannot be taken: a lock key on ${node} holds a ` +
+        `non-string value (${detail}); something else writes at these keys: use another keyPrefix`,
+    );
   }
 }
 
 /** An option is invalid. Thrown at bootstrap for module options, at call time for per-call ones. */
 export class RedlockConfigError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'RedlockConfigError';
+
   constructor(
     /** The option's name, e.g. `ttl` or `nodes[2]`. */
     readonly option: string,
@@ -100,6 +220,8 @@ export class RedlockConfigError extends RedlockError {
 
 /** A resource name, or a template value it was built from, is not usable as a lock key. */
 export class LockResourceError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'LockResourceError';
+
   constructor(
     message: string,
     /** The rejected value. */
@@ -107,6 +229,17 @@ export class LockResourceError extends RedlockError {
   ) {
     super(message);
   }
+}
+
+/**
+ * Resource names as they may appear in a message or a log line: each JSON-quoted (a newline
+ * or a control character in a route parameter cannot forge a log line) and cut to a bounded
+ * length (a long name cannot flood the logs).
+ */
+export function describeResources(resources: readonly string[]): string {
+  const shown = resources.slice(0, 5).map((r) => describeValue(r));
+  if (resources.length > 5) shown.push(`… ${resources.length - 5} more`);
+  return `[${shown.join(', ')}]`;
 }
 
 /** A short, safe rendering of a rejected value for an error message. */

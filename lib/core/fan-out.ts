@@ -1,8 +1,10 @@
+import type { Clock } from './clock';
 import type { RedisNode } from './node';
 
 /**
  * One node's reply in a round: its value, its error, no answer within the timeout
- * (`timeout`), or no answer yet when the outcome was decided without it (`pending`).
+ * (`timeout`), or no answer yet when the outcome was decided (or the round abandoned) without
+ * it (`pending`).
  */
 export type NodeReply<T> =
   | { readonly kind: 'ok'; readonly value: T }
@@ -13,24 +15,34 @@ export type NodeReply<T> =
 const TIMED_OUT: NodeReply<never> = Object.freeze({ kind: 'timeout' });
 const PENDING: NodeReply<never> = Object.freeze({ kind: 'pending' });
 
+/** How one round is bounded. */
+export interface FanOutLimits {
+  readonly clock: Clock;
+  /** No reply is waited for longer than this (ms). */
+  readonly timeoutMs: number;
+  /** Stops waiting at once when this aborts (the caller gave up): missing replies read `pending`. */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * Sends one request to every node at once and resolves as soon as `decided` says the outcome
- * is known, every node answered, or `timeoutMs` passed — never later. Replies still missing
- * at that point read as `timeout` or `pending`; their requests run on, and what they did is the caller's
- * to clean up (a release sent afterwards on the same connection is ordered after them).
+ * is known, every node answered, `timeoutMs` passed, or `signal` aborted — never later.
+ * Replies still missing at that point read as `timeout` or `pending`; their requests run on,
+ * and what they did is the caller's to clean up.
  *
  * One timer per round, not per node: this is the hot path of every lock operation.
  *
- * @param decided called after each reply, in arrival order, with that reply; returns true to
- *   stop waiting for the rest.
+ * @param decided called after each reply, in arrival order, with that reply and the node's
+ *   index; returns true to stop waiting for the rest.
  */
 export function fanOut<T>(
   nodes: readonly RedisNode[],
-  send: (node: RedisNode) => Promise<T>,
-  timeoutMs: number,
-  decided?: (reply: NodeReply<T>) => boolean,
+  send: (node: RedisNode, index: number) => Promise<T>,
+  limits: FanOutLimits,
+  decided?: (reply: NodeReply<T>, index: number) => boolean,
 ): Promise<NodeReply<T>[]> {
   return new Promise((resolve) => {
+    const { clock, signal } = limits;
     const count = nodes.length;
     const replies = new Array<NodeReply<T>>(count);
     let settled = 0;
@@ -38,26 +50,27 @@ export function fanOut<T>(
     const finish = (missing: NodeReply<never>) => {
       if (done) return;
       done = true;
-      clearTimeout(timer);
+      clock.clearTimer(timer);
+      signal?.removeEventListener('abort', onAbort);
       for (let i = 0; i < count; i++) if (replies[i] === undefined) replies[i] = missing;
       resolve(replies);
     };
+    const onAbort = () => finish(PENDING);
     const settle = (index: number, reply: NodeReply<T>) => {
       if (done) return;
       replies[index] = reply;
       settled++;
       // Every reply is counted, the last one included, before deciding whether to stop.
-      const enough = decided !== undefined && decided(reply);
+      const enough = decided !== undefined && decided(reply, index);
       if (enough || settled === count) finish(PENDING);
     };
-    const timer = setTimeout(finish, timeoutMs, TIMED_OUT);
-    // The connections a round waits on keep the process alive while they are open; the timer
-    // alone must not (a round left to time out on a dead node would delay a clean exit).
-    timer.unref();
+    const timer = clock.setTimer(() => finish(TIMED_OUT), limits.timeoutMs);
+    if (signal?.aborted) return finish(PENDING);
+    signal?.addEventListener('abort', onAbort, { once: true });
     for (let i = 0; i < count; i++) {
       let request: Promise<T>;
       try {
-        request = send(nodes[i]);
+        request = send(nodes[i], i);
       } catch (error) {
         request = Promise.reject(error);
       }

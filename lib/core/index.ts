@@ -8,12 +8,38 @@ export {
   LockLostError,
   RedlockConfigError,
   LockResourceError,
+  LockNotExtendedError,
+  LockKeyConflictError,
+  LockReentryError,
   type NodeOutcome,
   type LockNotAcquiredReason,
 } from './errors';
 export { REDLOCK_DEFAULTS, type RedlockOptions, type LockOptions } from './options';
-export type { RedisNode, AcquireReply } from './node';
+export {
+  KeyTypeConflict,
+  type RedisNode,
+  type AcquireReply,
+  type ServerInfo,
+  type KeyState,
+  type NodeHealth,
+} from './node';
 export { IoredisNode, type RedisNodeSpec } from './ioredis-node';
-export type { Clock } from './clock';
+export { NodeRedisNode, type NodeRedisClient } from './node-redis-node';
+export { monotonicClock, type Clock, type ClockTimer } from './clock';
 export type { RedlockLogger } from './logger';
 export type { Resources } from './resources';
+export type {
+  AcquiredEvent,
+  AttemptFailedEvent,
+  ExtendedEvent,
+  ReleasedEvent,
+  NodeEvent,
+  NodeQuarantinedEvent,
+} from './events';
+export type {
+  LockInspection,
+  NodeLockState,
+  HeldLockInfo,
+  RedlockHealth,
+  NodeHealthState,
+} from './inspection';

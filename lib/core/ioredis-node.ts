@@ -1,12 +1,33 @@
+import type { Writable } from 'node:stream';
 import Redis, { type RedisOptions } from 'ioredis';
-import type { RedisNode, AcquireReply } from './node';
-import { ACQUIRE_SCRIPT, EXTEND_SCRIPT, RELEASE_SCRIPT, type LuaScript } from './scripts';
+import { isIoredisClient } from './ioredis-client';
+import {
+  KeyTypeConflict,
+  type AcquireReply,
+  type KeyState,
+  type NodeHealth,
+  type RedisNode,
+  type ServerInfo,
+} from './node';
+import {
+  ACQUIRE_FENCED_SCRIPT,
+  ACQUIRE_SCRIPT,
+  EXTEND_SCRIPT,
+  FENCE_SCRIPT,
+  LOCK_SCRIPTS,
+  RELEASE_SCRIPT,
+  type LuaScript,
+} from './scripts';
+import { parseServerInfo } from './server-info';
+import { monotonicClock, type Clock } from './clock';
 import type { RedlockLogger } from './logger';
 
 /** How a node may be given: a `redis://` / `rediss://` URL, ioredis options, or your own client. */
 export type RedisNodeSpec = string | RedisOptions | Redis;
 
 const ACQUIRED: AcquireReply = Object.freeze({ acquired: true });
+
+const CORK = process.env.REDLOCK_NO_CORK === undefined;
 
 /** At most one "did not answer" warning per node in this interval. */
 const HUNG_WARNING_INTERVAL_MS = 10_000;
@@ -34,13 +55,31 @@ function failFastOptions(nodeTimeout: number): RedisOptions {
 }
 
 /**
- * The ioredis adapter of the {@link RedisNode} port. Scripts run by EVALSHA, falling back to
- * EVAL on NOSCRIPT (a restarted node has an empty script cache): one round trip normally.
+ * The ioredis adapter of the {@link RedisNode} port (whose contract, in node.ts, says which
+ * orderings the algorithm relies on). Scripts are loaded with SCRIPT LOAD every time the
+ * connection becomes ready — before any command that could need them, on the same connection —
+ * so EVALSHA succeeds on the hot path: a restarted node's empty cache (or Redis ≥ 7.4 evicting
+ * EVAL-loaded scripts) never sends a command through a fallback. The EVAL fallback on NOSCRIPT
+ * that remains covers a `SCRIPT FLUSH` at runtime; it re-sends after later commands, which is
+ * safe because every attempt has its own owner value.
  */
 export class IoredisNode implements RedisNode {
   readonly name: string;
   private closing = false;
   private lastHungWarning = -Infinity;
+  private info?: ServerInfo;
+  private infoRefusalSaid = false;
+  private subscriber?: Redis;
+  /** Counts the subscriber connection's drops: a SUBSCRIBE reply counts only for its own. */
+  private subscriberGeneration = 0;
+  /** Release channels subscribed to, with their listeners. */
+  private readonly channels = new Map<string, Subscription>();
+  /** Whether the server takes `SET … NX GET` (Redis ≥ 7.0); learnt on the first refusal. */
+  private setNxGet = true;
+  private corked = false;
+  private readonly healthListeners: ((state: NodeHealth) => void)[] = [];
+  /** The INFO read of the latest ready, settled (never rejects). */
+  private identifying?: Promise<void>;
 
   constructor(
     /** The ioredis client. */
@@ -50,8 +89,26 @@ export class IoredisNode implements RedisNode {
     /** Bound on the graceful part of `close()`. */
     private readonly nodeTimeout: number,
     private readonly logger: RedlockLogger,
+    /** The time line the readings of INFO are dated on: the clock of the `Redlock` served. */
+    private readonly clock: Clock = monotonicClock,
   ) {
     this.name = nodeName(client);
+    client.on('ready', () => this.onReady());
+    // Whatever the server said about itself is stale once the connection drops: it may come
+    // back as a restarted server. Until the next INFO answers, it reads as just started (age 0),
+    // so a node that reconnects after a restart never votes on its old uptime.
+    client.on('close', () => this.forgetUptime());
+    this.watchHealth();
+    if (client.status === 'ready') this.onReady();
+  }
+
+  get isDown(): boolean {
+    const status = this.client.status;
+    return status === 'reconnecting' || status === 'close' || status === 'end';
+  }
+
+  get serverInfo(): ServerInfo | undefined {
+    return this.info;
   }
 
   /**
@@ -59,56 +116,217 @@ export class IoredisNode implements RedisNode {
    * settings and a quiet error listener; a caller's client is used as it is, and any setting
    * on it that can make commands wait is named in a warning.
    */
-  static from(spec: RedisNodeSpec, nodeTimeout: number, logger: RedlockLogger): IoredisNode {
-    if (spec instanceof Redis) {
-      const risky = riskySettings(spec.options);
-      if (risky.length > 0) {
+  static from(
+    spec: RedisNodeSpec,
+    nodeTimeout: number,
+    logger: RedlockLogger,
+    clock: Clock = monotonicClock,
+  ): IoredisNode {
+    if (isIoredisClient(spec)) {
+      const changes = riskySettings(spec.options, nodeTimeout);
+      if (changes.length > 0) {
+        // One line per node, saying what to change: the details are in the README.
         logger.warn(
-          `Redis node ${nodeName(spec)} was passed as a client whose commands can wait while the node is down or hung: ` +
-            `${risky.join(', ')}. Each lock attempt is still bounded by nodeTimeout, but commands may queue or be retried; ` +
-            `create it with { enableOfflineQueue: false, maxRetriesPerRequest: 0, autoResendUnfulfilledCommands: false, commandTimeout } ` +
-            `or pass a URL/options and let the module create it.`,
+          `Redis node ${nodeName(spec)}: your client can make commands wait while the node is down or hung; ` +
+            `create it with { ${changes.join(', ')} } (lock attempts stay bounded by nodeTimeout)`,
         );
       }
-      return new IoredisNode(spec, false, nodeTimeout, logger);
+      return new IoredisNode(spec, false, nodeTimeout, logger, clock);
     }
     const forced = failFastOptions(nodeTimeout);
     const client =
       typeof spec === 'string'
         ? new Redis(spec, forced)
         : new Redis({ ...spec, ...forced, commandTimeout: spec.commandTimeout ?? nodeTimeout });
-    const node = new IoredisNode(client, true, nodeTimeout, logger);
-    node.watchHealth();
-    return node;
+    return new IoredisNode(client, true, nodeTimeout, logger, clock);
   }
 
-  async acquire(keys: readonly string[], value: string, ttl: number): Promise<AcquireReply> {
-    const reply = (await this.run(ACQUIRE_SCRIPT, keys, value, ttl)) as [number, number?];
-    return reply[0] === 1 ? ACQUIRED : { acquired: false, pttl: reply[1] ?? -1 };
+  async acquire(
+    keys: readonly string[],
+    value: string,
+    ttl: number,
+    fenceKeys?: readonly string[],
+  ): Promise<AcquireReply> {
+    if (fenceKeys === undefined && keys.length === 1 && this.setNxGet) {
+      const reply = await this.setIfAbsent(keys[0], value, ttl);
+      if (reply !== undefined) return reply;
+    }
+    if (fenceKeys === undefined) {
+      const reply = (await this.run(ACQUIRE_SCRIPT, keys, value, ttl)) as [number, number?];
+      return reply[0] === 1 ? ACQUIRED : { acquired: false, pttl: reply[1] ?? -1 };
+    }
+    const reply = (await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl)) as [
+      number,
+      number | string,
+    ];
+    return reply[0] === 1
+      ? { acquired: true, fence: Number(reply[1]) }
+      : { acquired: false, pttl: Number(reply[1]) };
+  }
+
+  /**
+   * One resource needs no script now that every attempt has its own owner value: `SET NX PX
+   * GET` (Redis ≥ 7.0) sets it if absent and returns the old value otherwise — one command
+   * instead of a script running GET and SET, and a non-string value still fails with
+   * WRONGTYPE. The blocking lease is read only when the key was taken (the failure path).
+   * `undefined` on a server without `NX` + `GET` (Redis < 7): the script is used from then on.
+   */
+  private async setIfAbsent(
+    key: string,
+    value: string,
+    ttl: number,
+  ): Promise<AcquireReply | undefined> {
+    let previous: unknown;
+    this.batch();
+    try {
+      previous = await this.client.call('SET', key, value, 'PX', ttl, 'NX', 'GET');
+    } catch (error) {
+      if (error instanceof Error && /syntax error/i.test(error.message)) {
+        this.setNxGet = false;
+        return undefined;
+      }
+      throw this.translate(error);
+    }
+    if (previous === null) return ACQUIRED;
+    const pttl = await this.client.pttl(key).catch((error: unknown) => {
+      throw this.translate(error);
+    });
+    // -2: it expired in between; free now, the next attempt will tell.
+    return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
+  }
+
+  async ping(): Promise<void> {
+    await this.client.ping();
+  }
+
+  async inspect(key: string): Promise<KeyState> {
+    const [value, pttl] = await Promise.all([this.client.get(key), this.client.pttl(key)]);
+    return { value, pttl };
+  }
+
+  async fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    value: string,
+    token: number,
+    keepMs: number,
+  ): Promise<boolean> {
+    const reply = await this.run(
+      FENCE_SCRIPT,
+      [...keys, ...fenceKeys],
+      value,
+      String(token),
+      keepMs,
+    );
+    return reply === 1;
   }
 
   async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
     return (await this.run(EXTEND_SCRIPT, keys, value, ttl)) === 1;
   }
 
-  async release(keys: readonly string[], value: string): Promise<number> {
-    return (await this.run(RELEASE_SCRIPT, keys, value)) as number;
+  async release(keys: readonly string[], value: string, announce = ''): Promise<number> {
+    return (await this.run(RELEASE_SCRIPT, keys, value, announce)) as number;
+  }
+
+  subscribe(channel: string, onMessage: (id: string) => void, onGap?: () => void): () => void {
+    const subscriber = (this.subscriber ??= this.openSubscriber());
+    let subscription = this.channels.get(channel);
+    if (subscription === undefined) {
+      subscription = { listeners: new Set(), gaps: new Set(), confirmed: false };
+      this.channels.set(channel, subscription);
+      this.confirm(subscriber, channel, subscription);
+    }
+    const current = subscription;
+    current.listeners.add(onMessage);
+    if (onGap) current.gaps.add(onGap);
+    return () => {
+      current.listeners.delete(onMessage);
+      if (onGap) current.gaps.delete(onGap);
+      if (current.listeners.size > 0 || this.channels.get(channel) !== current) return;
+      this.channels.delete(channel);
+      subscriber.unsubscribe(channel).catch(() => undefined);
+    };
+  }
+
+  listening(channel: string): boolean {
+    return this.channels.get(channel)?.confirmed === true;
+  }
+
+  /**
+   * Sends SUBSCRIBE and marks the channel confirmed when the server's reply arrives — unless
+   * the connection dropped meanwhile (its generation changed): a reply from a connection that
+   * is gone vouches for nothing.
+   */
+  private confirm(subscriber: Redis, channel: string, subscription: Subscription): void {
+    const generation = this.subscriberGeneration;
+    subscriber.subscribe(channel).then(
+      () => {
+        if (
+          generation === this.subscriberGeneration &&
+          this.channels.get(channel) === subscription
+        ) {
+          subscription.confirmed = true;
+        }
+      },
+      () => undefined,
+    );
+  }
+
+  /**
+   * One subscriber connection per node, shared by every waiter of this lock manager, opened on
+   * the first wait. Unlike the lock connection it may queue while reconnecting (a SUBSCRIBE that
+   * waits does no harm). When it drops, every channel is unconfirmed and its waiters are told
+   * (they poll until the subscription is confirmed again, on the next ready).
+   */
+  private openSubscriber(): Redis {
+    const subscriber = this.client.duplicate({
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+      // Re-subscribed by us on 'ready', so that each channel is confirmed by its own reply.
+      autoResubscribe: false,
+      lazyConnect: false,
+    });
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (channel: string, id: string) => {
+      const subscription = this.channels.get(channel);
+      if (subscription) for (const listener of [...subscription.listeners]) listener(id);
+    });
+    subscriber.on('close', () => {
+      this.subscriberGeneration++;
+      for (const subscription of this.channels.values()) {
+        if (!subscription.confirmed) continue;
+        subscription.confirmed = false;
+        for (const gap of [...subscription.gaps]) gap();
+      }
+    });
+    // Also on the first ready: a SUBSCRIBE queued before a failed first connection got its
+    // reply on a later one, which does not confirm it.
+    subscriber.on('ready', () => {
+      for (const [channel, subscription] of this.channels) {
+        this.confirm(subscriber, channel, subscription);
+      }
+    });
+    return subscriber;
   }
 
   whenReady(timeoutMs: number): Promise<void> {
     const client = this.client;
-    if (client.status === 'ready' || client.status === 'end') return Promise.resolve();
+    if (client.status === 'end') return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        client.off('ready', done);
+        client.off('ready', identified);
         client.off('error', done);
         client.off('end', done);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       timer.unref();
-      client.once('ready', done);
+      // 'ready' handlers run in order: ours (registered in the constructor) has sent INFO.
+      const identified = () => void (this.identifying ?? Promise.resolve()).then(done);
+      if (client.status === 'ready') return identified();
+      client.once('ready', identified);
       client.once('error', done);
       client.once('end', done);
       // A lazyConnect client waits for its first command; with an offline queue disabled that
@@ -118,6 +336,10 @@ export class IoredisNode implements RedisNode {
   }
 
   async close(): Promise<void> {
+    // The subscriber is ours even on a caller's client: we opened it.
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+    this.channels.clear();
     if (!this.owned || this.client.status === 'end') return;
     this.closing = true;
     if (this.client.status === 'ready') {
@@ -133,15 +355,96 @@ export class IoredisNode implements RedisNode {
     this.client.disconnect();
   }
 
+  /**
+   * Adaptive pipelining: the first command of a tick corks the socket and the end of the tick
+   * uncorks it, so that every command issued in the same tick (many acquisitions resumed by one
+   * batch of replies) leaves in one write, while a lone command leaves at the end of the same
+   * tick — no added event-loop turn, unlike a pipeline flushed on a timer. Off when
+   * `REDLOCK_NO_CORK` is set (for the benchmark's comparison).
+   */
+  private batch(): void {
+    if (this.corked || !CORK) return;
+    const stream = (this.client as unknown as { stream?: Writable }).stream;
+    if (stream === undefined || this.client.status !== 'ready') return;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
+
   private run(script: LuaScript, keys: readonly string[], ...args: (string | number)[]) {
+    this.batch();
     return this.client
       .evalsha(script.sha, keys.length, ...keys, ...args)
       .catch((error: unknown) => {
         if (isNoScript(error))
           return this.client.eval(script.source, keys.length, ...keys, ...args);
-        if (isTimeout(error)) this.warnHung();
         throw error;
+      })
+      .catch((error: unknown) => {
+        throw this.translate(error);
       });
+  }
+
+  /** What a failed command means to the algorithm: a hung node is warned about; WRONGTYPE is a key conflict. */
+  private translate(error: unknown): unknown {
+    if (isTimeout(error)) this.warnHung();
+    if (isWrongType(error)) return new KeyTypeConflict((error as Error).message);
+    return error;
+  }
+
+  /** Reads as just started, as of now, until the next INFO answers. */
+  private forgetUptime(): void {
+    if (this.info !== undefined) {
+      this.info = { ...this.info, uptimeSeconds: 0, readAt: this.clock.now() };
+    }
+  }
+
+  /**
+   * On every (re)connection: load the scripts first (commands on one connection run in order,
+   * so every EVALSHA sent after this finds them), then learn who the server is. Failures are
+   * not fatal: a script that could not be loaded falls back to EVAL, and a server that does not
+   * allow INFO (managed Redis, ACLs) simply has no identity.
+   */
+  private onReady(): void {
+    // Read as just started until this connection's INFO answers (see the constructor).
+    this.forgetUptime();
+    for (const script of LOCK_SCRIPTS) {
+      this.client.script('LOAD', script.source).catch(() => undefined);
+    }
+    // Dated when INFO was sent: the server's uptime is at least what it says from then on.
+    const readAt = this.clock.now();
+    this.identifying = Promise.all([this.client.info('server'), this.isDurable()]).then(
+      ([text, durable]) => {
+        this.info = parseServerInfo(text, durable, readAt);
+      },
+      (error: unknown) => {
+        this.info = undefined;
+        if (this.infoRefusalSaid) return;
+        this.infoRefusalSaid = true;
+        this.logger.warn(
+          `Redis node ${this.name} does not allow INFO (${error instanceof Error ? error.message : String(error)}): ` +
+            'a server listed twice under two names, or restarted without its data, cannot be detected on it',
+        );
+      },
+    );
+  }
+
+  /**
+   * Whether the server fsyncs every write before answering: `appendonly yes` and `appendfsync
+   * always`. False when CONFIG is not allowed: then it is not known to keep its keys.
+   */
+  private async isDurable(): Promise<boolean> {
+    try {
+      const reply = (await this.client.config('GET', 'append*')) as string[];
+      const config = new Map<string, string>();
+      for (let i = 0; i + 1 < reply.length; i += 2) config.set(reply[i], reply[i + 1]);
+      return config.get('appendonly') === 'yes' && config.get('appendfsync') === 'always';
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -153,6 +456,7 @@ export class IoredisNode implements RedisNode {
     const now = performance.now();
     if (now - this.lastHungWarning < HUNG_WARNING_INTERVAL_MS) return;
     this.lastHungWarning = now;
+    this.report('slow');
     this.logger.warn(
       `Redis node ${this.name} did not answer a command in time (hung or overloaded)`,
     );
@@ -168,25 +472,45 @@ export class IoredisNode implements RedisNode {
     const logger = this.logger;
     let down = false;
     let lastError: string | undefined;
-    this.client.on('error', (error: Error) => {
-      lastError = error.message;
-    });
+    // Only on a client we own: an error listener on a caller's client would change how their
+    // app sees its errors.
+    if (this.owned) {
+      this.client.on('error', (error: Error) => {
+        lastError = error.message;
+      });
+    }
     this.client.on('close', () => {
       if (down || this.closing) return;
       down = true;
-      logger.warn(`Redis node ${this.name} is unreachable${lastError ? `: ${lastError}` : ''}`);
+      if (this.owned) {
+        logger.warn(`Redis node ${this.name} is unreachable${lastError ? `: ${lastError}` : ''}`);
+      }
+      this.report('down');
     });
     this.client.on('ready', () => {
       lastError = undefined;
       if (!down) return;
       down = false;
-      logger.log(`Redis node ${this.name} is reachable again`);
+      if (this.owned) logger.log(`Redis node ${this.name} is reachable again`);
+      this.report('up');
     });
+  }
+
+  onHealth(listener: (state: NodeHealth) => void): void {
+    this.healthListeners.push(listener);
+  }
+
+  private report(state: NodeHealth): void {
+    for (const listener of this.healthListeners) listener(state);
   }
 }
 
 function isTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Command timed out';
+}
+
+function isWrongType(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('WRONGTYPE');
 }
 
 function isNoScript(error: unknown): boolean {
@@ -199,18 +523,24 @@ export function nodeName(client: Redis): string {
   return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
 }
 
-/** The settings of a caller's client that can make a command wait instead of failing fast. */
-function riskySettings(options: RedisOptions): string[] {
-  const risky: string[] = [];
-  if (options.enableOfflineQueue !== false)
-    risky.push('enableOfflineQueue is on (commands queue while disconnected)');
-  if (options.maxRetriesPerRequest !== 0) {
-    risky.push(`maxRetriesPerRequest is ${options.maxRetriesPerRequest ?? 'null (retry forever)'}`);
-  }
+/** The settings of a caller's client to change, as `name: value` to set, for the warning. */
+function riskySettings(options: RedisOptions, nodeTimeout: number): string[] {
+  const changes: string[] = [];
+  if (options.enableOfflineQueue !== false) changes.push('enableOfflineQueue: false');
+  if (options.maxRetriesPerRequest !== 0) changes.push('maxRetriesPerRequest: 0');
   if (options.autoResendUnfulfilledCommands !== false) {
-    risky.push('autoResendUnfulfilledCommands is on (commands re-sent after a reconnect)');
+    changes.push('autoResendUnfulfilledCommands: false');
   }
-  if (!options.commandTimeout)
-    risky.push('commandTimeout is unset (a hung node holds commands forever)');
-  return risky;
+  if (!options.commandTimeout) changes.push(`commandTimeout: ${nodeTimeout}`);
+  return changes;
+}
+
+/** One release channel of a node's subscriber connection. */
+interface Subscription {
+  /** Called on each announcement. */
+  readonly listeners: Set<(id: string) => void>;
+  /** Called when announcements may have been missed (the connection dropped). */
+  readonly gaps: Set<() => void>;
+  /** The server confirmed the subscription on the current connection. */
+  confirmed: boolean;
 }

@@ -1,5 +1,5 @@
-import type { Clock } from './clock';
-import { LockLostError } from './errors';
+import type { Clock, ClockTimer } from './clock';
+import { LockLostError, LockNotExtendedError } from './errors';
 
 /**
  * A held lock. Obtained from `acquire()`, `tryAcquire()` or `using()`; usable with
@@ -17,6 +17,21 @@ export interface Lock {
   /** Validity left in ms, on the monotonic clock; 0 once expired, lost or released. */
   remainingMs(): number;
   /**
+   * True while the lock is held and its validity has not run out, read from the clock at the
+   * moment of the call. Unlike `signal.aborted`, this is right also just after the process was
+   * paused (GC, a stalled VM): a signal can only abort once the process runs its timers again.
+   */
+  isValid(): boolean;
+  /**
+   * Throws {@link LockLostError} unless {@link isValid}: call it right before each write the
+   * lock protects. The check is synchronous, so nothing can run between it and the write
+   * that follows in the same tick.
+   * @example
+   * lock.throwIfExpired();
+   * await db.update(row); // the write starts while the lock was valid
+   */
+  throwIfExpired(): void;
+  /**
    * Aborts, with a {@link LockLostError} as its reason, the moment the lock is known lost: its
    * validity ran out without an extension, or a quorum no longer holds it. Pass it to
    * whatever the lock protects so that work stops when protection does.
@@ -25,8 +40,10 @@ export interface Lock {
   /**
    * Extends the lease to `ttl` ms (default: the ttl it was acquired with), measured from the
    * start of the call.
-   * @throws LockLostError when a quorum could not be extended in time. If the nodes still
-   *   hold the lock, it stays valid for the rest of its current lease (see `remainingMs()`).
+   * @throws LockNotExtendedError when a quorum could not be extended in time but the lock is
+   *   still valid for the rest of its current lease (`error.remainingMs`): not a loss.
+   * @throws LockLostError when the lock is lost (expired, released, or a quorum of nodes no
+   *   longer holds it); `signal` aborts with the same error.
    */
   extend(ttl?: number): Promise<void>;
   /** Releases on every node. Never throws, also for an expired or already released lock. */
@@ -38,10 +55,24 @@ export interface Lock {
 /** What a lock handle needs from the lock manager that issued it. */
 export interface LockDriver {
   readonly clock: Clock;
-  extend(lock: RedlockLock, ttl: number): Promise<void>;
+  /** One extension round: the new deadline, or why not. */
+  extend(lock: RedlockLock, ttl: number): Promise<{ deadline: number } | { lost: boolean }>;
+  /** The release round (the lock is already marked released). */
   release(lock: RedlockLock): Promise<void>;
+  /** The lock left the held state (released or lost): drop it from the registry. */
+  ended(lock: RedlockLock): void;
   /** Reports a lock that became lost (event, warning). */
   lost(lock: RedlockLock, error: LockLostError): void;
+}
+
+/** Settings of a lock's auto-extension. */
+export interface AutoExtension {
+  /** The lease each extension asks for. */
+  readonly ttl: number;
+  /** Pause before retrying a failed extension (capped by the validity left). */
+  readonly retryDelay: number;
+  /** Monotonic time after which no more extensions are made (`Infinity` for no cap). */
+  readonly holdUntil: number;
 }
 
 type LockState = 'held' | 'lost' | 'released';
@@ -55,15 +86,24 @@ const ASYNC_DISPOSE: typeof Symbol.asyncDispose =
   Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
 /**
- * The lock handle. Keeps the validity deadline on the monotonic clock and the lost-lock
- * signal; the protocol itself lives in the driver (the `Redlock` that issued it).
+ * The lease: one object owns a lock's whole life (DESIGN §3.1) — its deadline on the monotonic
+ * clock, the expiry timer that declares it lost at that deadline (always armed, so a lock
+ * nobody releases still leaves the registry and is reported), its signal, its auto-extension
+ * schedule (computed from the deadline, not from when the work started), and its release.
+ * A loss is declared in one place only: {@link markLost}.
  */
 export class RedlockLock implements Lock {
+  /** Monotonic time of the grant. */
+  readonly acquiredAt: number;
+  /** Successful extensions so far. */
+  extensions = 0;
   private state: LockState = 'held';
   private deadline: number;
   private expiresAtMs: number;
   private controller?: AbortController;
-  private expiryTimer?: NodeJS.Timeout;
+  private expiryTimer?: ClockTimer;
+  private extension?: AutoExtension;
+  private extensionTimer?: ClockTimer;
   private releasing?: Promise<void>;
   private lostError?: LockLostError;
 
@@ -76,16 +116,25 @@ export class RedlockLock implements Lock {
     /** The lease the lock was acquired with; the default for `extend()`. */
     readonly ttl: number,
     deadline: number,
+    /** The fencing token, when the lock was acquired with fencing. */
+    readonly fencingToken?: number,
   ) {
     this.deadline = deadline;
-    this.expiresAtMs = Date.now() + (deadline - driver.clock.now());
+    this.acquiredAt = driver.clock.now();
+    this.expiresAtMs = Date.now() + (deadline - this.acquiredAt);
+    this.watchExpiry();
   }
 
   get expiresAt(): number {
     return this.expiresAtMs;
   }
 
-  /** True until the lock is released or known lost. */
+  /** The lock itself (a nested, reentrant handle points here too). */
+  get root(): RedlockLock {
+    return this;
+  }
+
+  /** True until the lock is released or known lost (the deadline may still have passed). */
   get isHeld(): boolean {
     return this.state === 'held';
   }
@@ -96,12 +145,10 @@ export class RedlockLock implements Lock {
   }
 
   get signal(): AbortSignal {
+    // Created on first use: most locks are never asked for their signal.
     if (this.controller === undefined) {
-      // Created on first use: most locks are never asked for their signal, and a lock nobody
-      // watches needs no expiry timer either.
       this.controller = new AbortController();
       if (this.lostError) this.controller.abort(this.lostError);
-      else this.watchExpiry();
     }
     return this.controller.signal;
   }
@@ -110,12 +157,49 @@ export class RedlockLock implements Lock {
     return this.state === 'held' ? Math.max(0, this.deadline - this.driver.clock.now()) : 0;
   }
 
-  extend(ttl: number = this.ttl): Promise<void> {
-    return this.driver.extend(this, ttl);
+  isValid(): boolean {
+    return this.checkDeadline();
+  }
+
+  throwIfExpired(): void {
+    if (this.checkDeadline()) return;
+    throw this.lostError ?? new LockLostError(this.resources, 'it was released');
+  }
+
+  async extend(ttl: number = this.ttl): Promise<void> {
+    if (!this.checkDeadline()) {
+      throw this.lostError ?? new LockLostError(this.resources, 'it was released');
+    }
+    const result = await this.driver.extend(this, ttl);
+    // Lost or released while the round was in flight: an extension that landed does not undo it.
+    if (!this.checkDeadline()) {
+      throw (
+        this.lostError ?? new LockLostError(this.resources, 'it was released while being extended')
+      );
+    }
+    if ('deadline' in result) {
+      this.extensions++;
+      this.deadline = result.deadline;
+      this.expiresAtMs = Date.now() + (result.deadline - this.driver.clock.now());
+      this.watchExpiry();
+      return;
+    }
+    if (result.lost) {
+      const error = new LockLostError(this.resources, 'a quorum of nodes no longer holds it');
+      this.markLost(error);
+      throw error;
+    }
+    throw new LockNotExtendedError(this.resources, this.remainingMs());
   }
 
   release(): Promise<void> {
-    this.releasing ??= this.driver.release(this);
+    this.releasing ??= (async () => {
+      // A lock whose deadline passed while the process could not run its timers (a blocked
+      // event loop, a pause) was lost before this release, whatever the timer would have said.
+      this.checkDeadline();
+      this.end('released');
+      await this.driver.release(this);
+    })();
     return this.releasing;
   }
 
@@ -124,47 +208,124 @@ export class RedlockLock implements Lock {
   }
 
   /**
-   * Marks the lock lost once its validity runs out without an extension. Armed when someone
-   * watches the lock (its signal, `using()`); re-armed by every extension.
+   * Keeps the lock alive until it is released (DESIGN §5.4): an extension a third of the way
+   * into the validity left (so two more chances remain before it ends), a failed one retried
+   * after `retryDelay` while validity remains. It never declares a loss itself: the expiry
+   * timer does, at the deadline, whether or not an extension is in flight.
    */
-  watchExpiry(): void {
-    if (this.state !== 'held') return;
-    clearTimeout(this.expiryTimer);
-    const left = this.deadline - this.driver.clock.now();
-    this.expiryTimer = setTimeout(() => this.onExpiry(), Math.max(0, left));
-    // Reporting a loss is no reason to keep a process alive that has nothing else to do.
-    this.expiryTimer.unref();
-  }
-
-  /** Records a successful extension. */
-  renew(deadline: number): void {
-    if (this.state !== 'held') return;
-    this.deadline = deadline;
-    this.expiresAtMs = Date.now() + (deadline - this.driver.clock.now());
-    if (this.expiryTimer !== undefined) this.watchExpiry();
+  autoExtend(settings: AutoExtension): void {
+    this.extension = settings;
+    this.scheduleExtension(this.remainingMs() / 3);
   }
 
   /** Marks the lock lost, aborts its signal and reports it; false if it was not held. */
   markLost(error: LockLostError): boolean {
     if (this.state !== 'held') return false;
-    this.state = 'lost';
     this.lostError = error;
-    clearTimeout(this.expiryTimer);
+    this.end('lost');
     this.controller?.abort(error);
     this.driver.lost(this, error);
     return true;
   }
 
-  /** Marks the lock released; its signal stays as it is (a released lock was not lost). */
-  markReleased(): void {
-    if (this.state === 'held') this.state = 'released';
-    clearTimeout(this.expiryTimer);
+  /** True while held and within the deadline; a passed deadline is declared lost here. */
+  private checkDeadline(): boolean {
+    if (this.state !== 'held') return false;
+    if (this.driver.clock.now() < this.deadline) return true;
+    this.markLost(new LockLostError(this.resources));
+    return false;
   }
 
-  private onExpiry(): void {
-    // A timer can fire a little early relative to the monotonic clock; re-check.
+  private end(state: 'lost' | 'released'): void {
     if (this.state !== 'held') return;
-    if (this.driver.clock.now() < this.deadline) return this.watchExpiry();
-    this.markLost(new LockLostError(this.resources));
+    this.state = state;
+    this.driver.clock.clearTimer(this.expiryTimer);
+    this.driver.clock.clearTimer(this.extensionTimer);
+    this.driver.ended(this);
+  }
+
+  private watchExpiry(): void {
+    this.driver.clock.clearTimer(this.expiryTimer);
+    const left = this.deadline - this.driver.clock.now();
+    // A timer may fire a little early relative to the monotonic clock: re-check, re-arm.
+    this.expiryTimer = this.driver.clock.setTimer(() => {
+      if (this.checkDeadline()) this.watchExpiry();
+    }, left);
+  }
+
+  private scheduleExtension(delay: number): void {
+    const extension = this.extension;
+    if (extension === undefined || this.state !== 'held') return;
+    if (this.driver.clock.now() + delay >= extension.holdUntil) return;
+    this.driver.clock.clearTimer(this.extensionTimer);
+    this.extensionTimer = this.driver.clock.setTimer(() => void this.extendOnce(extension), delay);
+  }
+
+  private async extendOnce(extension: AutoExtension): Promise<void> {
+    try {
+      await this.extend(extension.ttl);
+      this.scheduleExtension(this.remainingMs() / 3);
+    } catch {
+      // Not extended. If the lock is lost, extend() said so (and nothing is scheduled on a lock
+      // that is not held); otherwise try again while the current lease lasts.
+      this.scheduleExtension(Math.min(extension.retryDelay, this.remainingMs() / 2));
+    }
+  }
+}
+
+/** A lock as a session holds it: the lease itself, or a reentrant handle on it. */
+export type SessionLock = RedlockLock | ReentrantLock;
+
+/**
+ * A nested holder's handle on a lock its async context already holds (reentrancy, DESIGN §5.9):
+ * everything reads through to the lock itself — one deadline, one signal, one token — and only
+ * the outermost holder's release reaches the nodes. Releasing this handle (or ending its
+ * session) does nothing to the lock; extending it extends the one lock.
+ */
+export class ReentrantLock implements Lock {
+  private released = false;
+
+  constructor(
+    /** The lock held by the outer holder. */
+    readonly root: RedlockLock,
+    /** What the nested holder asked for: a subset of the lock's resources. */
+    readonly resources: readonly string[],
+  ) {}
+
+  get value(): string {
+    return this.root.value;
+  }
+  get fencingToken(): number | undefined {
+    return this.root.fencingToken;
+  }
+  get expiresAt(): number {
+    return this.root.expiresAt;
+  }
+  get signal(): AbortSignal {
+    return this.root.signal;
+  }
+  get lostReason(): LockLostError | undefined {
+    return this.root.lostReason;
+  }
+  remainingMs(): number {
+    return this.released ? 0 : this.root.remainingMs();
+  }
+  isValid(): boolean {
+    return !this.released && this.root.isValid();
+  }
+  throwIfExpired(): void {
+    if (this.released) throw new LockLostError(this.resources, 'it was released');
+    this.root.throwIfExpired();
+  }
+  extend(ttl?: number): Promise<void> {
+    return this.root.extend(ttl);
+  }
+  /** The outer holder extends the lock already. */
+  autoExtend(): void {}
+  async release(): Promise<void> {
+    this.released = true;
+  }
+  [ASYNC_DISPOSE](): Promise<void> {
+    return this.release();
   }
 }

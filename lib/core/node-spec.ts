@@ -1,5 +1,6 @@
-import Redis from 'ioredis';
+import { isIoredisClient } from './ioredis-client';
 import { nodeName } from './ioredis-node';
+import { isNodeRedisClient, nodeRedisName } from './node-redis-node';
 import { isRedisNode } from './node';
 
 /**
@@ -12,7 +13,8 @@ export function nodeSpecName(spec: unknown): string | undefined {
     const url = parseRedisUrl(spec);
     return url ? `${url.hostname || '127.0.0.1'}:${url.port || '6379'}` : undefined;
   }
-  if (spec instanceof Redis) return nodeName(spec);
+  if (isIoredisClient(spec)) return nodeName(spec);
+  if (isNodeRedisClient(spec)) return nodeRedisName(spec);
   if (isRedisNode(spec)) return spec.name;
   if (typeof spec === 'object' && spec !== null && !Array.isArray(spec)) {
     const { host, port, path } = spec as { host?: unknown; port?: unknown; path?: unknown };

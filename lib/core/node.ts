@@ -7,46 +7,172 @@
  * attempt loop. The algorithm bounds every call by `nodeTimeout` itself; an implementation
  * need not time out, but must not queue work forever.
  *
- * Ordering: operations on one node must take effect in the order they were issued (one
- * connection does this). The algorithm relies on it to clean up after an attempt whose
- * answer never came: the release it sends is applied after that attempt's acquire.
+ * What the algorithm relies on, and what it does not:
+ * - **Safety relies on no ordering at all.** Every attempt uses a fresh owner value, so a
+ *   command of one attempt (a late acquire, a late cleanup release) can only touch keys of that
+ *   same attempt; the extend script never re-creates a key. An adapter may reorder, delay,
+ *   drop or duplicate replies and re-send commands (a NOSCRIPT fallback) without letting two
+ *   clients hold one lock. `test/unit/node-contract.spec.ts` checks this by reordering.
+ * - **Liveness relies on per-connection order for one thing**: the cleanup release sent to a
+ *   node that did not answer an attempt's acquire in time is applied after that acquire (one
+ *   connection does this), so a failed attempt leaves no key behind for a full ttl. An
+ *   adapter that cannot keep that order only delays others by at most one ttl.
+ * - **No fallback that re-sends after later commands on the hot path**: an adapter loads its
+ *   scripts whenever its connection becomes ready (SCRIPT LOAD, which Redis never evicts), so
+ *   EVALSHA normally succeeds; the NOSCRIPT fallback that remains (a `SCRIPT FLUSH` at runtime)
+ *   is then safe by the first rule.
  */
 export interface RedisNode {
   /** A stable name for errors and logs: `host:port`, never credentials. */
   readonly name: string;
 
   /**
-   * Sets every key to `value` with a lease of `ttl` ms if none is held by another value
-   * (all-or-nothing). Keys already holding `value` count as free.
+   * Sets every key to `value` with a lease of `ttl` ms if none of them exists (all-or-nothing).
+   * With `fenceKeys` (fencing, DESIGN §5.6 phase 1), a success also reports
+   * `fence` = max(those counters, the server's time in µs).
    */
-  acquire(keys: readonly string[], value: string, ttl: number): Promise<AcquireReply>;
+  acquire(
+    keys: readonly string[],
+    value: string,
+    ttl: number,
+    fenceKeys?: readonly string[],
+  ): Promise<AcquireReply>;
+
+  /**
+   * Fencing phase 2: if every key still holds `value`, raises each fence counter to at least
+   * `token` (kept `keepMs`); false when a key no longer holds our value. Optional: a lock
+   * manager with `fencing` on refuses nodes without it.
+   */
+  fence?(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    value: string,
+    token: number,
+    keepMs: number,
+  ): Promise<boolean>;
 
   /** Resets the lease of every key to `ttl` ms if every key still holds `value` (all-or-nothing). */
   extend(keys: readonly string[], value: string, ttl: number): Promise<boolean>;
 
-  /** Deletes each key that still holds `value`; returns how many were deleted. */
-  release(keys: readonly string[], value: string): Promise<number>;
+  /**
+   * Deletes each key that still holds `value`; returns how many were deleted. With `announce`,
+   * publishes it on the channel of each deleted key's name (release notifications, §5.8): an id
+   * of this release, the same on every node, never the owner value.
+   */
+  release(keys: readonly string[], value: string, announce?: string): Promise<number>;
 
   /**
-   * Resolves once the node can take commands, or a connection attempt has failed, or
-   * `timeoutMs` passed — whichever is first. Never rejects. Used once, before the first
+   * Calls `onMessage` with the release's id whenever a release is announced on `channel` (its
+   * key's name) on this node, until the returned function is called. Optional: without it (or while its subscriber
+   * connection is down), waiters poll. `onGap`, when given, is called when announcements may
+   * have been missed (the subscriber connection dropped): waiters then poll again.
+   */
+  subscribe?(channel: string, onMessage: (id: string) => void, onGap?: () => void): () => void;
+
+  /**
+   * True while the subscription to `channel` is confirmed by the server and its connection has
+   * not dropped since: a release this node applies after a command sent from now on is
+   * announced to us. A waiter that could rely on this on every node need not poll (DESIGN §5.8).
+   * Optional: without it, waiters poll.
+   */
+  listening?(channel: string): boolean;
+
+  /**
+   * Resolves once the node can take commands (and, for an adapter with {@link serverInfo}, has
+   * read it), or a connection attempt has failed, or `timeoutMs` passed — whichever is first.
+   * Never rejects. Used once, before the first
    * attempt, so that a lock manager used right after construction does not fail just
    * because its sockets are still connecting.
    */
   whenReady(timeoutMs: number): Promise<void>;
 
+  /**
+   * Whether the connection is known to be closed (refused, reset, not yet re-established):
+   * a node that is merely slow or hung is *not* down. When the nodes known down leave no
+   * quorum, an acquisition fails at once as `unavailable` instead of waiting out `wait`.
+   * Optional: an adapter without it is never considered down.
+   */
+  readonly isDown?: boolean;
+
+  /**
+   * What the server said about itself on the latest (re)connection (`INFO server`), or
+   * `undefined` until known or where `INFO` is not allowed. Two nodes with the same `runId`
+   * are one server listed twice, which must never vote twice. Optional.
+   */
+  readonly serverInfo?: ServerInfo;
+
+  /**
+   * Registers a listener for the node's health transitions: `down` (connection lost), `up`
+   * (back), `slow` (a command timed out on a live connection; at most once per interval).
+   * Optional: the lock manager re-emits them as events.
+   */
+  onHealth?(listener: (state: NodeHealth) => void): void;
+
+  /** Round trip to the server (PING), for health checks. Optional. */
+  ping?(): Promise<void>;
+
+  /** What a key holds now, for inspection (never on the lock path). Optional. */
+  inspect?(key: string): Promise<KeyState>;
+
   /** Closes the connection if this node owns it; leaves a caller-supplied client open. */
   close(): Promise<void>;
 }
 
+/** A health transition of a node. */
+export type NodeHealth = 'down' | 'up' | 'slow';
+
+/** A key's value and remaining lease (`PTTL`: -2 absent, -1 no expiry). */
+export interface KeyState {
+  readonly value: string | null;
+  readonly pttl: number;
+}
+
+/** What a Redis server says about itself (`INFO server`), read when a connection becomes ready. */
+export interface ServerInfo {
+  /** The server's `run_id`: random per server process, so equal ids mean the same server. */
+  readonly runId: string;
+  /** `uptime_in_seconds` at the time of reading. */
+  readonly uptimeSeconds: number;
+  /**
+   * True when the server writes every command to its append-only file before answering
+   * (`appendonly yes` with `appendfsync always`): it keeps its keys across a crash, so a
+   * restart needs no quarantine. False when unknown (CONFIG not allowed).
+   */
+  readonly durable: boolean;
+  /**
+   * When the reading was taken, on the core's clock ({@link Clock.now} of the `Redlock` the
+   * node serves). The server's age is `uptimeSeconds` plus the time since. An adapter that
+   * cannot say leaves it out: the age then counts from when the core first saw the reading,
+   * which makes a node look younger the longer nobody asked (safe for that node, but a whole
+   * fleet can then look freshly started, and that waives the quarantine).
+   */
+  readonly readAt?: number;
+}
+
 /** A node's answer to {@link RedisNode.acquire}. */
 export type AcquireReply =
-  | { readonly acquired: true }
+  | {
+      readonly acquired: true;
+      /** With fence keys: max(their counters, the server's time in µs). */
+      readonly fence?: number;
+    }
   | {
       readonly acquired: false;
       /** Remaining lease of the blocking key in ms; -1 when it has no expiry. */
       readonly pttl: number;
     };
+
+/**
+ * The error an adapter throws when a lock key holds a value that is not a string (Redis
+ * `WRONGTYPE`): another application writes at our keys. Not a node failure but a data
+ * conflict, reported as such instead of as an unavailable node.
+ */
+export class KeyTypeConflict extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyTypeConflict';
+  }
+}
 
 /** Type guard for a {@link RedisNode} passed in place of a Redis client or URL. */
 export function isRedisNode(value: unknown): value is RedisNode {

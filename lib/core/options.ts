@@ -19,8 +19,9 @@ export interface RedlockOptions {
    */
   driftFactor?: number;
   /**
-   * Bound on one command to one node in ms. Small next to the ttl: a node slower than this
-   * counts as failed for that attempt, so a hung node costs at most this much.
+   * Bound on one command to one node in ms. Small next to the ttl — at most a quarter of it: a
+   * node slower than this counts as failed for that attempt, so a hung node costs at most this
+   * much, and an auto-extension (started a third into the validity) has time for retries.
    * @default 200
    */
   nodeTimeout?: number;
@@ -53,6 +54,46 @@ export interface RedlockOptions {
    * @default Infinity
    */
   maxHold?: number;
+  /**
+   * Longest resource name accepted, in UTF-8 bytes; a longer one is a LockResourceError (HTTP
+   * 400 under `@Locked`). A name is sent to every node on every attempt: one built from a
+   * request must not be allowed to grow without bound.
+   * @default 1024
+   */
+  maxResourceLength?: number;
+  /**
+   * Issue a fencing token with every lock (`lock.fencingToken`): strictly increasing across
+   * successive holders of a resource, issued by the quorum (DESIGN §5.6). Costs one more round
+   * trip per acquisition; per call with `LockOptions.fencing`.
+   * @default false
+   */
+  fencing?: boolean;
+  /**
+   * Client-enforced delayed restarts (DESIGN §5.7): a node that has been up for less than this
+   * does not count toward a quorum (it is still written to and released on), since it may have
+   * lost keys of locks still held. `true`: the longest lease this lock manager has handed out
+   * (its `ttl`, or a longer per-call one); a number: that many ms; `false`: off. Durable nodes
+   * (`appendonly yes` + `appendfsync always`) are exempt, and so is a fleet whose every node is
+   * that young (just started).
+   * @default true
+   */
+  quarantine?: boolean | number;
+  /**
+   * Reentrancy (DESIGN §5.9): inside the async context of a held lock, a nested acquisition of
+   * resources it holds proceeds at once, and only the outermost holder releases. Off: such a
+   * nested acquisition fails at once with LockReentryError instead of waiting for itself.
+   * @default false
+   */
+  reentrant?: boolean;
+  /**
+   * Release notifications (DESIGN §5.8): a waiting acquisition listens on the lock key's
+   * channel (one shared subscriber connection per node, opened on the first wait) and retries
+   * when a release is announced; while every node confirms the subscription it does not poll
+   * before the blocking lease ends. `false`: waiters poll every `retryDelay`. Releases are
+   * announced either way, so managers with either setting can share resources.
+   * @default true
+   */
+  notifications?: boolean;
   /** Where warnings go. @default warnings and errors to the console */
   logger?: RedlockLogger;
   /** The monotonic clock (tests inject a virtual one). @default performance.now() */
@@ -78,6 +119,10 @@ export interface LockOptions {
   autoExtend?: boolean;
   /** `using()` / `@Locked` only: longest total hold with auto-extension, in ms. */
   maxHold?: number;
+  /** Issue a fencing token with this lock. */
+  fencing?: boolean;
+  /** Let a nested acquisition of resources the async context holds reuse its lock. */
+  reentrant?: boolean;
 }
 
 /** Options after defaults and validation. */
@@ -90,6 +135,11 @@ export interface ResolvedRedlockOptions {
   retryJitter: number;
   keyPrefix: string;
   maxHold: number;
+  maxResourceLength: number;
+  fencing: boolean;
+  quarantine: boolean | number;
+  reentrant: boolean;
+  notifications: boolean;
 }
 
 /** Defaults of {@link RedlockOptions}; documented on each option. */
@@ -102,6 +152,11 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   retryJitter: 100,
   keyPrefix: 'redlock:',
   maxHold: Infinity,
+  maxResourceLength: 1024,
+  fencing: false,
+  quarantine: true,
+  reentrant: false,
+  notifications: true,
 });
 
 /** The timing options a single acquisition runs with. */
@@ -110,6 +165,8 @@ export interface CallSettings {
   wait: number;
   retryDelay: number;
   retryJitter: number;
+  fencing: boolean;
+  reentrant: boolean;
 }
 
 /**
@@ -136,11 +193,18 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
       'must be a positive, finite number of ms',
     );
   }
-  if (resolved.nodeTimeout >= resolved.ttl) {
+  if (resolved.nodeTimeout > maxNodeTimeout(resolved.ttl)) {
     throw new RedlockConfigError(
       'nodeTimeout',
       resolved.nodeTimeout,
-      `must be smaller than ttl (${resolved.ttl} ms), or a slow node could eat the whole lease`,
+      `must be at most a quarter of ttl (${resolved.ttl} ms), or slow nodes eat the lease and leave auto-extension no time to retry`,
+    );
+  }
+  if (!Number.isInteger(resolved.maxResourceLength) || resolved.maxResourceLength < 1) {
+    throw new RedlockConfigError(
+      'maxResourceLength',
+      resolved.maxResourceLength,
+      'must be a positive integer number of bytes',
     );
   }
   assertWait('wait', resolved.wait);
@@ -149,6 +213,17 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
   assertMaxHold('maxHold', resolved.maxHold);
   if (typeof resolved.keyPrefix !== 'string') {
     throw new RedlockConfigError('keyPrefix', resolved.keyPrefix, 'must be a string');
+  }
+  assertBoolean('fencing', resolved.fencing);
+  assertBoolean('reentrant', resolved.reentrant);
+  assertBoolean('notifications', resolved.notifications);
+  const quarantine = resolved.quarantine;
+  if (typeof quarantine !== 'boolean' && !isPositiveFinite(quarantine)) {
+    throw new RedlockConfigError(
+      'quarantine',
+      quarantine,
+      'must be true (the longest lease), false (off) or a positive number of ms',
+    );
   }
   return resolved;
 }
@@ -164,13 +239,17 @@ export function resolveCallSettings(
 ): CallSettings {
   if (options === undefined) return defaults;
   assertLockTimings(options);
-  const { ttl, wait, retryDelay, retryJitter } = options;
+  const { ttl, wait, retryDelay, retryJitter, fencing, reentrant } = options;
   if (ttl !== undefined) assertLockTtl(ttl, defaults.nodeTimeout);
+  if (fencing !== undefined) assertBoolean('fencing', fencing);
+  if (reentrant !== undefined) assertBoolean('reentrant', reentrant);
   return {
     ttl: ttl ?? defaults.ttl,
     wait: wait ?? defaults.wait,
     retryDelay: retryDelay ?? defaults.retryDelay,
     retryJitter: retryJitter ?? defaults.retryJitter,
+    fencing: fencing ?? defaults.fencing,
+    reentrant: reentrant ?? defaults.reentrant,
   };
 }
 
@@ -194,19 +273,33 @@ export function assertLockTimings(options: LockTimings, prefix = ''): void {
 }
 
 /**
- * A lease for one lock: a positive integer number of ms, longer than the node timeout (else
- * one slow node could eat the whole lease).
+ * A lease for one lock: a positive integer number of ms, at least four node timeouts (else
+ * slow nodes could eat the lease, and an auto-extension would have no time to retry).
  * @throws RedlockConfigError
  */
 export function assertLockTtl(ttl: unknown, nodeTimeout: number, option = 'ttl'): void {
   assertTtl(option, ttl);
-  if ((ttl as number) <= nodeTimeout) {
+  if (nodeTimeout > maxNodeTimeout(ttl as number)) {
     throw new RedlockConfigError(
       option,
       ttl,
-      `must be larger than nodeTimeout (${nodeTimeout} ms)`,
+      `must be at least 4 × nodeTimeout (${nodeTimeout} ms)`,
     );
   }
+}
+
+/**
+ * The largest node timeout a lease of `ttl` allows: a quarter. Extension starts a third into
+ * the validity; with rounds bounded by a quarter of the ttl, at least two extension attempts
+ * fit before it ends even when a node hangs.
+ */
+function maxNodeTimeout(ttl: number): number {
+  return ttl / 4;
+}
+
+function assertBoolean(option: string, value: unknown): void {
+  if (typeof value !== 'boolean')
+    throw new RedlockConfigError(option, value, 'must be true or false');
 }
 
 function isPositiveFinite(value: unknown): value is number {

@@ -1,16 +1,29 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { monotonicClock, type Clock } from './clock';
-import { LockLostError, LockNotAcquiredError, RedlockConfigError } from './errors';
+import {
+  describeResources,
+  LockKeyConflictError,
+  LockReentryError,
+  LockLostError,
+  LockNotAcquiredError,
+  RedlockConfigError,
+} from './errors';
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
-import { RedlockLock, type Lock, type LockDriver } from './lock';
+import { ReentrantLock, RedlockLock, type Lock, type LockDriver, type SessionLock } from './lock';
+import { fenceKeysOf } from './fencing';
+import { votingNodes, type NodeAge } from './quarantine';
 import { LockSession, type LockScope } from './lock-session';
 import { consoleLogger, type RedlockLogger } from './logger';
-import { isRedisNode, type RedisNode } from './node';
+import type { RedlockEvents } from './events';
+import { isRedisNode, type RedisNode, type ServerInfo } from './node';
+import { assertUsableNodeSpec } from './ioredis-client';
+import { NodeRedisNode, isNodeRedisClient, type NodeRedisClient } from './node-redis-node';
 import { describeNodeSpec, nodeSpecName } from './node-spec';
 import {
   assertLockTtl,
   resolveCallSettings,
+  type CallSettings,
   resolveOptions,
   type LockOptions,
   type RedlockOptions,
@@ -20,16 +33,23 @@ import { newOwnerValue } from './owner-value';
 import { quorumOf } from './quorum';
 import { normalizeResources, type Resources } from './resources';
 import { acquireRound, extendRound, releaseRound, type RoundContext } from './rounds';
-import { sleep } from './sleep';
+import { duplicateServers } from './server-info';
+import { Alarm, sleep } from './sleep';
+import { fanOut } from './fan-out';
+import {
+  nodeLockState,
+  type HeldLockInfo,
+  type LockInspection,
+  type NodeHealthState,
+  type NodeLockState,
+  type RedlockHealth,
+} from './inspection';
+import { ReleaseNotifier, type WaiterHandle } from './notifier';
 
 /** A routine run under a lock by `using()`. */
 export type LockedRoutine<T> = (lock: Lock) => Promise<T> | T;
 
-/** Events of a {@link Redlock}. */
-export interface RedlockEvents {
-  /** A held lock was lost (its signal aborted with the same error). */
-  lockLost: [error: LockLostError, lock: Lock];
-}
+export type { RedlockEvents } from './events';
 
 /**
  * How long the first acquisition waits for connections still being opened: long enough for
@@ -60,6 +80,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly driver: LockDriver;
   private readonly scope = new AsyncLocalStorage<LockScope>();
   private readonly held = new Set<RedlockLock>();
+  /** Per node: its latest server info and when we first saw that reading (quarantine ages). */
+  private readonly seen: ({ info: ServerInfo; at: number } | undefined)[] = [];
+  /** The longest lease handed out so far: the default quarantine. */
+  private longestLease: number;
+  /** Per node: whether it was quarantined at the last look (to report transitions). */
+  private readonly quarantined: boolean[];
+  /** Release notifications, unless turned off. */
+  private readonly notifier?: ReleaseNotifier;
   private connecting?: Promise<void>;
   private closing?: Promise<void>;
   /** Aborted by `drain()`: wakes every waiting acquisition so that it gives up at once. */
@@ -70,39 +98,104 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    *   ioredis clients (used as they are, never closed by us), or {@link RedisNode} adapters.
    * @throws RedlockConfigError naming the first bad option or node.
    */
-  constructor(nodes: readonly (RedisNodeSpec | RedisNode)[], options: RedlockOptions = {}) {
+  constructor(
+    nodes: readonly (RedisNodeSpec | RedisNode | NodeRedisClient)[],
+    options: RedlockOptions = {},
+  ) {
     super();
     this.options = Object.freeze(resolveOptions(options));
     this.logger = options.logger ?? consoleLogger;
     this.clock = options.clock ?? monotonicClock;
     validateNodes(nodes);
     if (nodes.length % 2 === 0) {
+      const tolerated = nodes.length / 2 - 1;
       this.logger.warn(
-        `${nodes.length} Redis nodes: an even count tolerates no more failures than ${nodes.length - 1}; use an odd number`,
+        `${nodes.length} Redis nodes tolerate ${tolerated} failed node${tolerated === 1 ? '' : 's'}, ` +
+          `no more than ${nodes.length - 1} nodes do: use an odd number`,
       );
     }
+    // Every waiting acquisition listens to it; hundreds of waiters are normal, not a leak.
+    setMaxListeners(0, this.draining.signal);
     this.nodes = nodes.map((spec) =>
-      isRedisNode(spec) ? spec : IoredisNode.from(spec, this.options.nodeTimeout, this.logger),
+      isRedisNode(spec)
+        ? spec
+        : isNodeRedisClient(spec)
+          ? new NodeRedisNode(spec)
+          : IoredisNode.from(spec, this.options.nodeTimeout, this.logger, this.clock),
     );
     this.quorum = quorumOf(this.nodes.length);
+    this.quarantined = this.nodes.map(() => false);
+    for (const node of this.nodes) {
+      node.onHealth?.((state) => {
+        const event = { node: node.name };
+        if (state === 'down') this.emit('nodeDown', event);
+        else if (state === 'up') this.emit('nodeUp', event);
+        else this.emit('nodeSlow', event);
+      });
+    }
+    this.longestLease = this.options.ttl;
+    this.notifier = this.options.notifications ? new ReleaseNotifier(this.nodes) : undefined;
+    if (this.options.fencing) this.assertCanFence();
     this.round = {
       nodes: this.nodes,
       quorum: this.quorum,
       nodeTimeout: this.options.nodeTimeout,
       driftFactor: this.options.driftFactor,
       clock: this.clock,
+      voters: () => this.voters(),
+      // Every release is announced, also with notifications off here: other lock managers of
+      // the same resources may rely on it (their waiters stop polling while they listen), and
+      // a PUBLISH nobody listens to costs the server well under a microsecond.
+      notify: true,
     };
     this.driver = {
       clock: this.clock,
       extend: (lock, ttl) => this.extendLock(lock, ttl),
-      release: (lock) => this.releaseLock(lock),
+      release: (lock) => {
+        if (lock.lostReason === undefined && this.listenerCount('released') > 0) {
+          this.emit('released', {
+            resources: lock.resources,
+            heldMs: this.clock.now() - lock.acquiredAt,
+          });
+        }
+        return releaseRound(this.round, this.nodes, lock.keys, lock.value);
+      },
+      ended: (lock) => this.held.delete(lock),
       lost: (lock, error) => this.reportLost(lock, error),
     };
     // Connections open in the background; the first attempt waits for them (bounded), so a
     // lock taken right after start-up does not fail on sockets that are still connecting.
-    this.connecting = Promise.all(this.nodes.map((n) => n.whenReady(CONNECT_WAIT_MS))).then(() => {
+    this.connecting = this.ready().finally(() => {
       this.connecting = undefined;
     });
+    // Keep the promise from being reported unhandled: the first acquisition (or `ready()`)
+    // throws its error to someone who is listening.
+    this.connecting.catch(() => undefined);
+  }
+
+  /**
+   * Resolves once every node has connected (or failed to, or `CONNECT_WAIT_MS` passed) and
+   * checks that no Redis server is listed twice under two names (`127.0.0.1` and `localhost`,
+   * a DNS alias): that server would vote twice, and its one restart would let a second client
+   * in. The Nest module awaits it at bootstrap, so such a list fails the app's start.
+   * @throws RedlockConfigError naming the two entries that are one server
+   */
+  async ready(signal?: AbortSignal): Promise<void> {
+    const waiting = Promise.all(this.nodes.map((n) => n.whenReady(CONNECT_WAIT_MS)));
+    await (signal ? raceAbort(waiting, signal) : waiting);
+    // A first look at the nodes' standing now, right after their INFO was read (for an adapter
+    // that does not date its readings, an age counts from this first look).
+    this.voters();
+    const duplicates = duplicateServers(this.nodes);
+    if (duplicates.length > 0) {
+      const [first, second] = duplicates[0];
+      throw new RedlockConfigError(
+        `nodes[${second}]`,
+        this.nodes[second].name,
+        `must not be the same Redis server as nodes[${first}] (${this.nodes[first].name}): ` +
+          'both report the same run_id, so one server would vote twice',
+      );
+    }
   }
 
   /**
@@ -169,6 +262,74 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     return result;
   }
 
+  /**
+   * What every node says about `resource` now — locked or free, by which holder (an opaque
+   * tag, the same on every node the holder has), for how long — and whether this process holds
+   * it. For operators; never on the lock path, never reveals an owner value.
+   * @example
+   * const { nodes } = await redlock.inspect('stock:42');
+   * // [{ node: '10.0.0.1:6379', state: 'locked', holder: 'Zk3…', remainingMs: 8123 }, …]
+   */
+  async inspect(resource: string): Promise<LockInspection> {
+    const [name] = normalizeResources(resource, this.options.maxResourceLength);
+    const key = this.options.keyPrefix + name;
+    const replies = await fanOut(
+      this.nodes,
+      (node) => {
+        if (node.inspect === undefined) throw new Error('this node adapter cannot inspect keys');
+        return node.inspect(key);
+      },
+      { clock: this.clock, timeoutMs: this.options.nodeTimeout },
+    );
+    const nodes = replies.map((reply, i): NodeLockState => {
+      const node = this.nodes[i].name;
+      if (reply.kind === 'ok') return nodeLockState(node, reply.value);
+      const error = reply.kind === 'error' ? errorText(reply.error) : 'no answer in time';
+      return { node, state: 'unknown', error };
+    });
+    const heldHere = [...this.held].some((lock) => lock.resources.includes(name));
+    return { resource: name, nodes, heldHere };
+  }
+
+  /**
+   * Pings every node (bounded by `nodeTimeout`): up when a quorum answers — locks can then be
+   * taken and released — with each node's state and latency. For health checks.
+   */
+  async health(): Promise<RedlockHealth> {
+    const started = this.nodes.map(() => 0);
+    const replies = await fanOut(
+      this.nodes,
+      (node, i) => {
+        if (node.ping === undefined) throw new Error('this node adapter cannot ping');
+        started[i] = this.clock.now();
+        return node.ping().then(() => this.clock.now() - started[i]);
+      },
+      { clock: this.clock, timeoutMs: this.options.nodeTimeout },
+    );
+    const nodes = replies.map((reply, i): NodeHealthState => {
+      const node = this.nodes[i].name;
+      if (reply.kind === 'ok') return { node, up: true, latencyMs: reply.value };
+      const error =
+        reply.kind === 'error' ? errorText(reply.error) : 'no answer within nodeTimeout';
+      return { node, up: false, error };
+    });
+    const voters = this.voters();
+    const up = nodes.filter((n, i) => n.up && voters[i]).length >= this.quorum;
+    return { up, quorum: this.quorum, nodes };
+  }
+
+  /** The locks this process holds now (resources, held for, validity left, extensions). */
+  heldLocks(): HeldLockInfo[] {
+    const now = this.clock.now();
+    return [...this.held].map((lock) => ({
+      resources: lock.resources,
+      heldMs: now - lock.acquiredAt,
+      remainingMs: lock.remainingMs(),
+      extensions: lock.extensions,
+      fencingToken: lock.fencingToken,
+    }));
+  }
+
   /** The lock held by the current async context (inside `using()` / `@Locked`), if any. */
   currentLock(): Lock | undefined {
     return this.scope.getStore()?.lock;
@@ -216,14 +377,16 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * Observable rather than a Promise.
    */
   session(lock: Lock, options?: LockOptions): LockSession {
+    const held = lock as SessionLock;
     const extension =
       options?.autoExtend === false
         ? undefined
         : {
+            ttl: held.root.ttl,
             retryDelay: options?.retryDelay ?? this.options.retryDelay,
-            maxHold: options?.maxHold ?? this.options.maxHold,
+            holdUntil: this.clock.now() + (options?.maxHold ?? this.options.maxHold),
           };
-    return new LockSession(lock as RedlockLock, this.scope, this.clock, extension);
+    return new LockSession(held, this.scope, extension);
   }
 
   /** Acquires with the waiting loop of DESIGN §5.2. */
@@ -231,21 +394,64 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     resources: Resources,
     options: LockOptions | undefined,
     waitOverride?: number,
-  ): Promise<RedlockLock> {
-    const names = normalizeResources(resources);
+  ): Promise<RedlockLock | ReentrantLock> {
+    const names = normalizeResources(resources, this.options.maxResourceLength);
     const settings = resolveCallSettings(this.options, options);
     const signal = options?.signal;
     signal?.throwIfAborted();
+    const nested = this.nestedLock(names, settings.reentrant);
+    if (nested !== undefined) return nested;
     if (this.draining.signal.aborted) throw shuttingDown(names, 0);
-    if (this.connecting) await this.connecting;
+    if (settings.fencing) this.assertCanFence();
+    // The quarantine must outlast the longest lease any lock of ours may still have.
+    if (settings.ttl > this.longestLease) this.longestLease = settings.ttl;
+    if (this.connecting) {
+      try {
+        await raceAbort(this.connecting, signal, this.draining.signal);
+      } catch (error) {
+        signal?.throwIfAborted();
+        if (this.draining.signal.aborted) throw shuttingDown(names, 0);
+        throw error;
+      }
+    }
     const prefix = this.options.keyPrefix;
     const keys = prefix === '' ? names : names.map((name) => prefix + name);
-    // One value for every attempt of this acquisition: a key left by an earlier attempt
-    // (whose release did not reach a node in time) then counts as ours, not as a blocker.
-    const value = newOwnerValue();
-    const giveUpAt = this.clock.now() + (waitOverride ?? settings.wait);
+    const fenceKeys = settings.fencing ? fenceKeysOf(keys) : undefined;
+    const startedAt = this.clock.now();
+    const giveUpAt = startedAt + (waitOverride ?? settings.wait);
+    // Release notifications: registered on the first sleep, dropped however the call ends.
+    const waiting: Waiting = { alarm: new Alarm() };
+    if (this.notifier?.watching(keys))
+      waiting.handle = this.notifier.watch(keys, waiting.alarm.sound);
+    let acquired = false;
+    try {
+      const lock = await this.attempts(
+        { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt },
+        waiting,
+      );
+      acquired = true;
+      return lock;
+    } finally {
+      waiting.handle?.stop(acquired);
+    }
+  }
+
+  /** The attempts of one acquisition, with the waits between them (DESIGN §5.2). */
+  private async attempts(call: Acquisition, waiting: Waiting): Promise<RedlockLock> {
+    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt } = call;
     for (let attempts = 1; ; attempts++) {
-      const result = await acquireRound(this.round, keys, value, settings.ttl);
+      // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
+      // would only delay the 503. A node that reconnects makes the next call wait again.
+      const down = this.knownDown();
+      if (this.nodes.length - down < this.quorum) throw allDown(names, attempts - 1, this.nodes);
+      // A fresh owner value per attempt (DESIGN §5.1): the cleanup of a failed attempt, however
+      // late a node applies it, can then never delete a key that a later attempt counted.
+      const value = newOwnerValue();
+      // Read before the round is sent: only a subscription confirmed before it vouches that a
+      // release after the round will be announced.
+      const listening = waiting.handle?.listening() ?? false;
+      const result = await acquireRound(this.round, keys, value, settings.ttl, signal, fenceKeys);
+      waiting.handle?.attempted();
       if (result.acquired) {
         const lock = new RedlockLock(
           this.driver,
@@ -254,17 +460,41 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           value,
           settings.ttl,
           result.deadline,
+          result.fencingToken,
         );
+        this.held.add(lock);
         if (signal?.aborted || this.draining.signal.aborted) {
           // Nobody is waiting for it any more.
-          await lock.release();
+          void lock.release();
           signal?.throwIfAborted();
           throw shuttingDown(names, attempts);
         }
-        this.held.add(lock);
+        // Built only for a listener: nothing on the hot path while nobody listens.
+        if (this.listenerCount('acquired') > 0) {
+          this.emit('acquired', {
+            resources: names,
+            attempts,
+            waitMs: this.clock.now() - startedAt,
+            validityMs: lock.remainingMs(),
+            fencingToken: lock.fencingToken,
+          });
+        }
         return lock;
       }
+      if (this.listenerCount('attemptFailed') > 0) {
+        this.emit('attemptFailed', {
+          resources: names,
+          attempt: attempts,
+          reason: result.reason,
+          nodes: result.outcomes,
+        });
+      }
+      // The caller gave up (also in the middle of the round): its reason, not ours.
+      signal?.throwIfAborted();
       if (this.draining.signal.aborted) throw shuttingDown(names, attempts);
+      if (result.conflict) {
+        throw new LockKeyConflictError(names, result.conflict.node, result.conflict.message);
+      }
       const left = giveUpAt - this.clock.now();
       if (left <= 0) {
         throw new LockNotAcquiredError(
@@ -275,12 +505,27 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           result.retryAfterMs,
         );
       }
-      let delay = settings.retryDelay + Math.random() * settings.retryJitter;
-      // Never sleep past the moment a blocking key is known to expire.
-      if (result.earliestExpiry !== undefined && result.earliestExpiry < delay)
-        delay = result.earliestExpiry;
+      // Never sleep past the moment a blocking key is known to expire — then add the jitter,
+      // so that waiters on one lease do not all retry in the same millisecond when it ends.
+      // A waiter every node has confirmed it listens for need not poll at all: a release wakes
+      // it, so it sleeps until enough blocking leases could have ended (a holder that died
+      // without releasing), which is what keeps S2's attempts per success near one.
+      let base: number;
+      if (listening && result.retryAfterMs !== undefined) base = result.retryAfterMs;
+      else if (result.earliestExpiry !== undefined) {
+        base = Math.min(settings.retryDelay, result.earliestExpiry);
+      } else base = settings.retryDelay;
+      const delay = base + Math.random() * settings.retryJitter;
+      if (this.notifier !== undefined) {
+        waiting.handle ??= this.notifier.watch(keys, waiting.alarm.sound);
+      }
       try {
-        await sleep(Math.min(delay, left), signal, this.draining.signal);
+        await sleep(
+          this.clock,
+          Math.min(delay, left),
+          [signal, this.draining.signal],
+          waiting.alarm,
+        );
       } catch (error) {
         if (signal?.aborted) throw error;
         throw shuttingDown(names, attempts);
@@ -288,44 +533,153 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     }
   }
 
-  private async extendLock(lock: RedlockLock, ttl: number): Promise<void> {
-    if (!lock.isHeld) throw lock.lostReason ?? new LockLostError(lock.resources, 'it was released');
-    assertLockTtl(ttl, this.options.nodeTimeout);
-    if (lock.remainingMs() <= 0) {
-      const error = new LockLostError(lock.resources);
-      lock.markLost(error);
-      throw error;
+  /**
+   * The lock this async context already holds on `names`, as a nested handle when reentrancy
+   * is on; `undefined` when the context holds none of them. A context that holds some of them
+   * and may not (or cannot) reuse its lock gets a LockReentryError: waiting would be waiting for
+   * itself.
+   */
+  private nestedLock(names: readonly string[], reentrant: boolean): ReentrantLock | undefined {
+    for (let scope = this.scope.getStore(); scope !== undefined; scope = scope.outer) {
+      const root = scope.lock.root;
+      if (!root.isHeld) continue;
+      const held = new Set(root.resources);
+      if (!names.some((name) => held.has(name))) continue;
+      if (!reentrant) {
+        throw new LockReentryError(
+          names,
+          `this async context already holds ${describeResources(root.resources)} (an enclosing using() or @Locked call), ` +
+            'and would wait for itself; pass reentrant: true to reuse that lock',
+        );
+      }
+      if (!names.every((name) => held.has(name))) {
+        throw new LockReentryError(
+          names,
+          `this async context holds only ${describeResources(root.resources)}; a nested lock cannot ask for more`,
+        );
+      }
+      return new ReentrantLock(root, names);
     }
-    const result = await extendRound(this.round, lock.keys, lock.value, ttl);
-    if (!lock.isHeld) {
-      // Lost (its validity ended) or released while the round was in flight: an extension that
-      // lands now does not undo that.
-      throw (
-        lock.lostReason ?? new LockLostError(lock.resources, 'it was released while being extended')
-      );
-    }
-    if (result.extended) return lock.renew(result.deadline);
-    if (result.lost) {
-      const error = new LockLostError(lock.resources, 'a quorum of nodes no longer holds it');
-      lock.markLost(error);
-      throw error;
-    }
-    throw new LockLostError(
-      lock.resources,
-      `it could not be extended on a quorum of nodes in time; it remains valid for ${Math.floor(lock.remainingMs())} ms`,
-    );
+    return undefined;
   }
 
-  private async releaseLock(lock: RedlockLock): Promise<void> {
-    lock.markReleased();
-    this.held.delete(lock);
-    await releaseRound(this.round, this.nodes, lock.keys, lock.value);
+  /** Fencing needs phase 2 on every node: refused up front when an adapter cannot do it. */
+  private assertCanFence(): void {
+    const unable = this.nodes.find((node) => typeof node.fence !== 'function');
+    if (unable !== undefined) {
+      throw new RedlockConfigError(
+        'fencing',
+        true,
+        `needs nodes that can fence; ${unable.name} cannot`,
+      );
+    }
+  }
+
+  private async extendLock(
+    lock: RedlockLock,
+    ttl: number,
+  ): Promise<{ deadline: number } | { lost: boolean }> {
+    assertLockTtl(ttl, this.options.nodeTimeout);
+    const result = await extendRound(this.round, lock.keys, lock.value, ttl);
+    if (!result.extended) return { lost: result.lost };
+    if (this.listenerCount('extended') > 0) {
+      this.emit('extended', {
+        resources: lock.resources,
+        validityMs: result.deadline - this.clock.now(),
+      });
+    }
+    return { deadline: result.deadline };
+  }
+
+  /** How many nodes are known down right now (a closed connection, not a slow one). */
+  private knownDown(): number {
+    let down = 0;
+    for (const node of this.nodes) if (node.isDown === true) down++;
+    return down;
+  }
+
+  /**
+   * Which nodes may vote now: not one that reports the run_id of an earlier node (one server
+   * twice), nor one quarantined after a restart (DESIGN §5.7). Read once per round; a change
+   * of a node's standing is reported as an event.
+   */
+  private voters(): boolean[] {
+    const voting = this.nodes.map((node, index) => {
+      const runId = node.serverInfo?.runId;
+      if (runId === undefined) return true;
+      for (let i = 0; i < index; i++) if (this.nodes[i].serverInfo?.runId === runId) return false;
+      return true;
+    });
+    const quarantine = this.options.quarantine;
+    if (quarantine === false) return voting;
+    const length = quarantine === true ? this.longestLease : quarantine;
+    const ages = this.ages();
+    const admitted = votingNodes(ages, length);
+    for (let i = 0; i < voting.length; i++) {
+      const quarantined = !admitted[i];
+      if (quarantined !== this.quarantined[i]) {
+        this.quarantined[i] = quarantined;
+        const node = this.nodes[i].name;
+        if (quarantined) {
+          const remainingMs = Math.max(0, length - (ages[i].ageMs ?? 0));
+          this.logger.warn(
+            `Redis node ${node} restarted less than ${length} ms ago: it does not count toward a quorum for ${Math.ceil(remainingMs)} ms more`,
+          );
+          this.emit('nodeQuarantined', { node, remainingMs });
+        } else {
+          this.logger.log(`Redis node ${node} counts toward a quorum again`);
+          this.emit('nodeRejoined', { node });
+        }
+      }
+      if (quarantined) voting[i] = false;
+    }
+    return voting;
+  }
+
+  /** How long each node's server has been up, from its latest INFO and our clock since. */
+  private ages(): NodeAge[] {
+    const now = this.clock.now();
+    return this.nodes.map((node, i) => {
+      const info = node.serverInfo;
+      if (info === undefined) return { ageMs: undefined, durable: false };
+      // The age counts from when the server was asked. Counting from when we first looked
+      // would make every node that reconnected while this client was idle look just started,
+      // and a fleet that looks all young waives the quarantine — letting in the one node that
+      // really did just lose a held key (test/unit/quarantine-idle.spec.ts). Only an adapter
+      // that cannot date its reading falls back to our first look.
+      let readAt = info.readAt;
+      if (readAt === undefined) {
+        let seen = this.seen[i];
+        if (seen === undefined || seen.info !== info) seen = this.seen[i] = { info, at: now };
+        readAt = seen.at;
+      }
+      return { ageMs: info.uptimeSeconds * 1_000 + (now - readAt), durable: info.durable };
+    });
   }
 
   private reportLost(lock: RedlockLock, error: LockLostError): void {
     this.logger.warn(error.message);
     this.emit('lockLost', error, lock);
   }
+}
+
+/** One acquisition, as its attempts see it. */
+interface Acquisition {
+  readonly names: string[];
+  readonly keys: string[];
+  readonly fenceKeys?: string[];
+  readonly settings: CallSettings;
+  readonly signal?: AbortSignal;
+  /** Monotonic time of the call. */
+  readonly startedAt: number;
+  /** Monotonic time after which no new attempt starts. */
+  readonly giveUpAt: number;
+}
+
+/** How an acquisition waits between attempts: its alarm, and its registration for release notifications. */
+interface Waiting {
+  readonly alarm: Alarm;
+  handle?: WaiterHandle;
 }
 
 /** The error of an acquisition refused or abandoned because the lock manager is shutting down. */
@@ -340,13 +694,62 @@ function shuttingDown(resources: readonly string[], attempts: number): LockNotAc
   );
 }
 
+/** The error of an acquisition that cannot succeed because a majority of nodes is known down. */
+function allDown(
+  resources: readonly string[],
+  attempts: number,
+  nodes: readonly RedisNode[],
+): LockNotAcquiredError {
+  const down = nodes.filter((n) => n.isDown === true).map((n) => n.name);
+  return new LockNotAcquiredError(
+    resources,
+    'unavailable',
+    attempts,
+    nodes.map((n) => ({
+      node: n.name,
+      outcome: n.isDown ? 'error' : 'pending',
+      error: n.isDown ? 'connection closed' : undefined,
+    })),
+    undefined,
+    `${down.length} of ${nodes.length} Redis nodes are down (${down.join(', ')}), so no quorum can answer`,
+  );
+}
+
+/** `promise`, or the reason of the first of `signals` to abort, whichever comes first. */
+function raceAbort<T>(promise: Promise<T>, ...signals: (AbortSignal | undefined)[]): Promise<T> {
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (live.length === 0) return promise;
+  for (const s of live) if (s.aborted) return Promise.reject(s.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (event: Event) => {
+      cleanup();
+      reject((event.target as AbortSignal).reason);
+    };
+    const cleanup = () => live.forEach((s) => s.removeEventListener('abort', onAbort));
+    live.forEach((s) => s.addEventListener('abort', onAbort, { once: true }));
+    promise.then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (error: unknown) => {
+        cleanup();
+        reject(error);
+      },
+    );
+  });
+}
+
 /** Rejects an empty node list, an unusable entry and the same node listed twice. */
-function validateNodes(nodes: unknown): asserts nodes is readonly (RedisNodeSpec | RedisNode)[] {
+export function validateNodes(
+  nodes: unknown,
+): asserts nodes is readonly (RedisNodeSpec | RedisNode | NodeRedisClient)[] {
   if (!Array.isArray(nodes) || nodes.length === 0) {
     throw new RedlockConfigError('nodes', nodes, 'must list at least one Redis node');
   }
   const seen = new Map<string, number>();
   nodes.forEach((spec: unknown, index) => {
+    assertUsableNodeSpec(spec, `nodes[${index}]`);
     const name = nodeSpecName(spec);
     if (name === undefined) {
       throw new RedlockConfigError(
@@ -365,4 +768,8 @@ function validateNodes(nodes: unknown): asserts nodes is readonly (RedisNodeSpec
     }
     seen.set(name, index);
   });
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

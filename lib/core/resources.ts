@@ -8,11 +8,14 @@ export type Resources = string | readonly string[];
  * listed twice must not make the lock conflict with itself) and sorted, so that two clients
  * locking [a, b] and [b, a] write the same keys in the same order and cannot livelock.
  *
- * @throws LockResourceError for an empty list, or a name that is not a non-empty string.
+ * @param maxLength longest name accepted, in UTF-8 bytes: a name is sent to every node on
+ *   every attempt, and one taken from a request body must not become a 90 KB key.
+ * @throws LockResourceError for an empty list, a name that is not a non-empty string, a name
+ *   longer than `maxLength`, or a name with a lone surrogate.
  */
-export function normalizeResources(resources: unknown): string[] {
+export function normalizeResources(resources: unknown, maxLength: number): string[] {
   if (typeof resources === 'string') {
-    assertResource(resources);
+    assertResource(resources, maxLength);
     return [resources];
   }
   if (!Array.isArray(resources)) {
@@ -27,15 +30,40 @@ export function normalizeResources(resources: unknown): string[] {
       resources,
     );
   }
-  for (const resource of resources) assertResource(resource);
+  for (const resource of resources) assertResource(resource, maxLength);
   return resources.length === 1 ? [resources[0]] : [...new Set<string>(resources)].sort();
 }
 
-function assertResource(resource: unknown): asserts resource is string {
+function assertResource(resource: unknown, maxLength: number): asserts resource is string {
   if (typeof resource !== 'string' || resource.length === 0) {
     throw new LockResourceError(
       `A lock resource must be a non-empty string, got ${describeValue(resource)}`,
       resource,
     );
   }
+  // A UTF-8 byte is at most one UTF-16 unit, and a unit at most 3 bytes: most names are decided
+  // without encoding them.
+  if (resource.length * 3 > maxLength && Buffer.byteLength(resource) > maxLength) {
+    throw new LockResourceError(
+      `A lock resource must be at most ${maxLength} bytes long (option maxResourceLength), got ${Buffer.byteLength(resource)} bytes`,
+      resource,
+    );
+  }
+  // NUL separates a lock key from its fence counter key (fencing.ts).
+  if (resource.includes('\u0000')) {
+    throw new LockResourceError('A lock resource must not contain a NUL character', resource);
+  }
+  // A lone surrogate is encoded as U+FFFD on the wire, so "a\uD800" and "a\uDC00" would be one
+  // key: two different resources silently sharing (or, worse, splitting) one lock.
+  if (!isWellFormed(resource)) {
+    throw new LockResourceError(
+      'A lock resource must be well-formed Unicode (it contains a lone surrogate)',
+      resource,
+    );
+  }
+}
+
+/** `String.prototype.isWellFormed` (Node ≥ 20), typed here since the build targets ES2022. */
+function isWellFormed(text: string): boolean {
+  return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 }

@@ -1,8 +1,10 @@
 import type { Clock } from './clock';
-import type { NodeOutcome, LockNotAcquiredReason } from './errors';
+import type { LockNotAcquiredReason, NodeOutcome } from './errors';
 import { fanOut, type NodeReply } from './fan-out';
-import type { AcquireReply, RedisNode } from './node';
+import { KeyTypeConflict, type AcquireReply, type RedisNode } from './node';
 import { isDecided, validUntil } from './quorum';
+import { FENCE_COUNTER_KEEP_MS, tokenFrom } from './fencing';
+import { newReleaseId } from './notifier';
 
 /** What every round needs to know about the node set. */
 export interface RoundContext {
@@ -12,6 +14,15 @@ export interface RoundContext {
   readonly nodeTimeout: number;
   readonly driftFactor: number;
   readonly clock: Clock;
+  /** Announce releases to waiters (release notifications, DESIGN §5.8). */
+  readonly notify: boolean;
+  /**
+   * Which nodes may vote now, by index, read once at the start of each round: false for a node
+   * that is the same server as an earlier node (same `run_id`), whose "yes" would be a second
+   * vote of one server, or one restarted too recently (quarantine). Such a node is still
+   * written to and released on, like any node.
+   */
+  readonly voters: () => readonly boolean[];
 }
 
 /** The outcome of one acquisition attempt. */
@@ -20,16 +31,22 @@ export type AttemptResult =
       readonly acquired: true;
       /** Monotonic time at which the validity ends: start + ttl − drift. */
       readonly deadline: number;
+      /** With fencing: the token this attempt was issued. */
+      readonly fencingToken?: number;
     }
-  | {
-      readonly acquired: false;
-      readonly reason: LockNotAcquiredReason;
-      readonly outcomes: NodeOutcome[];
-      /** Shortest known remaining lease among blocking keys (ms), to cap the retry delay. */
-      readonly earliestExpiry?: number;
-      /** When the lock could become obtainable, as far as the blocking leases tell (ms). */
-      readonly retryAfterMs?: number;
-    };
+  | ({ readonly acquired: false } & AttemptFailure);
+
+/** Why an attempt failed, classified by {@link classifyFailure}. */
+export interface AttemptFailure {
+  readonly reason: LockNotAcquiredReason;
+  readonly outcomes: NodeOutcome[];
+  /** Shortest known remaining lease among blocking keys (ms), to cap the retry delay. */
+  readonly earliestExpiry?: number;
+  /** When the lock could become obtainable, as far as the blocking leases tell (ms). */
+  readonly retryAfterMs?: number;
+  /** A node refused because a lock key holds a non-string value: a data conflict, not contention. */
+  readonly conflict?: { readonly node: string; readonly message: string };
+}
 
 /** The outcome of one extension round. */
 export type ExtendResult =
@@ -45,27 +62,37 @@ const isHeld = (reply: NodeReply<AcquireReply>) => reply.kind === 'ok' && !reply
 
 /**
  * One Redlock attempt (DESIGN §5.1): the acquire script to every node at once, decided at
- * quorum, validity checked on the monotonic clock, and on failure a release on every node
- * that may now hold our keys — before the caller's next attempt, so retries do not pile up
- * stale keys that block everyone else.
+ * quorum, validity checked on the monotonic clock, and on failure a release on every node that
+ * may now hold our keys. `value` must be this attempt's own: a cleanup of this attempt that
+ * lands late can then only ever delete this attempt's keys (DESIGN §3.1), whatever order the
+ * nodes apply commands in.
+ *
+ * An abort of `signal` ends the wait for replies at once; the attempt then counts as failed
+ * and is cleaned up like any other.
+ *
+ * With `fenceKeys`, a granted attempt also runs fencing's phase 2 (DESIGN §5.6) on the nodes
+ * that granted it, and succeeds only if that reaches a quorum within the validity.
  */
 export async function acquireRound(
   ctx: RoundContext,
   keys: readonly string[],
   value: string,
   ttl: number,
+  signal?: AbortSignal,
+  fenceKeys?: readonly string[],
 ): Promise<AttemptResult> {
   const { nodes, quorum, clock } = ctx;
   const count = nodes.length;
   const start = clock.now();
+  const voters = ctx.voters();
   let yes = 0;
   let no = 0;
   const replies = await fanOut(
     nodes,
-    (node) => node.acquire(keys, value, ttl),
-    ctx.nodeTimeout,
-    (reply) => {
-      if (isAcquired(reply)) yes++;
+    (node) => node.acquire(keys, value, ttl, fenceKeys),
+    { clock, timeoutMs: ctx.nodeTimeout, signal },
+    (reply, index) => {
+      if (isAcquired(reply) && voters[index]) yes++;
       else no++;
       return isDecided(yes, no, count, quorum);
     },
@@ -73,29 +100,84 @@ export async function acquireRound(
   // The lease started on each node after `start`, so the validity measured from `start` is a
   // safe lower bound; the drift term covers node clocks running faster than ours.
   const deadline = validUntil(start, ttl, ctx.driftFactor);
-  if (yes >= quorum && clock.now() < deadline) return { acquired: true, deadline };
+  if (yes >= quorum && clock.now() < deadline && !signal?.aborted) {
+    if (fenceKeys === undefined) return { acquired: true, deadline };
+    const fencingToken = await fenceRound(ctx, voters, replies, keys, fenceKeys, value, deadline);
+    if (fencingToken !== undefined && !signal?.aborted) {
+      return { acquired: true, deadline, fencingToken };
+    }
+  }
 
   // A node that answered "held" wrote nothing (the script is all-or-nothing); every other node
-  // may hold our keys now. Those that answered are released before we return, so a failed
-  // attempt leaves nothing behind on a responsive node. Those that did not answer are sent
-  // the release without waiting: it is queued behind their acquire on the same connection,
-  // so it removes whatever that acquire sets, and waiting for a hung node gains nothing.
+  // may hold our keys now. Released without waiting for the ones that did not answer (waiting
+  // for a hung node gains nothing: the release queues behind the acquire on its connection).
   const answered: RedisNode[] = [];
   const unanswered: RedisNode[] = [];
   for (let i = 0; i < count; i++) {
-    const kind = replies[i].kind;
     if (isHeld(replies[i])) continue;
-    if (kind === 'ok' || kind === 'error') answered.push(nodes[i]);
-    else unanswered.push(nodes[i]);
+    const kind = replies[i].kind;
+    (kind === 'ok' || kind === 'error' ? answered : unanswered).push(nodes[i]);
   }
   if (unanswered.length > 0) void releaseRound(ctx, unanswered, keys, value);
   if (answered.length > 0) await releaseRound(ctx, answered, keys, value);
-  return describeFailure(ctx, replies, yes >= quorum);
+  return {
+    acquired: false,
+    ...classifyFailure(
+      nodes.map((node, i) => ({ node: node.name, reply: replies[i], votes: voters[i] })),
+      quorum,
+      yes >= quorum,
+    ),
+  };
+}
+
+/**
+ * Fencing phase 2 on the nodes that granted phase 1: the token T = max(F) + 1 over their
+ * replies, written where the lock is still ours. The token, or `undefined` when phase 2 did not
+ * reach a quorum before `deadline` (a holder paused past its expiry gets no token).
+ */
+async function fenceRound(
+  ctx: RoundContext,
+  voters: readonly boolean[],
+  replies: readonly NodeReply<AcquireReply>[],
+  keys: readonly string[],
+  fenceKeys: readonly string[],
+  value: string,
+  deadline: number,
+): Promise<number | undefined> {
+  const granted: RedisNode[] = [];
+  const indexes: number[] = [];
+  const fences: number[] = [];
+  replies.forEach((reply, i) => {
+    if (reply.kind === 'ok' && reply.value.acquired && reply.value.fence !== undefined) {
+      granted.push(ctx.nodes[i]);
+      indexes.push(i);
+      fences.push(reply.value.fence);
+    }
+  });
+  const token = tokenFrom(fences);
+  let yes = 0;
+  let no = 0;
+  const timeoutMs = Math.min(ctx.nodeTimeout, deadline - ctx.clock.now());
+  await fanOut(
+    granted,
+    (node) => {
+      if (node.fence === undefined) throw new Error(`node ${node.name} cannot fence`);
+      return node.fence(keys, fenceKeys, value, token, FENCE_COUNTER_KEEP_MS);
+    },
+    { clock: ctx.clock, timeoutMs },
+    (reply, j) => {
+      if (reply.kind === 'ok' && reply.value && voters[indexes[j]]) yes++;
+      else no++;
+      return isDecided(yes, no, granted.length, ctx.quorum);
+    },
+  );
+  return yes >= ctx.quorum && ctx.clock.now() < deadline ? token : undefined;
 }
 
 /**
  * Compare-and-PEXPIRE on every node (DESIGN §5.4): a success only on a quorum within the new
- * validity, measured from the start of the round.
+ * validity, measured from the start of the round (the nodes restarted their countdown after
+ * it, never before).
  */
 export async function extendRound(
   ctx: RoundContext,
@@ -106,18 +188,19 @@ export async function extendRound(
   const { nodes, quorum, clock } = ctx;
   const count = nodes.length;
   const start = clock.now();
+  const voters = ctx.voters();
   let yes = 0;
   let no = 0;
   let notOurs = 0;
   await fanOut(
     nodes,
     (node) => node.extend(keys, value, ttl),
-    ctx.nodeTimeout,
-    (reply) => {
-      if (reply.kind === 'ok' && reply.value) yes++;
+    { clock, timeoutMs: ctx.nodeTimeout },
+    (reply, index) => {
+      if (reply.kind === 'ok' && reply.value && voters[index]) yes++;
       else {
         no++;
-        if (reply.kind === 'ok') notOurs++;
+        if (reply.kind === 'ok' && !reply.value) notOurs++;
       }
       return isDecided(yes, no, count, quorum);
     },
@@ -128,9 +211,12 @@ export async function extendRound(
 }
 
 /**
- * Compare-and-delete on the given nodes (all of them, unless a caller knows better), one
- * attempt each, bounded by `nodeTimeout`. Never rejects: a node that is down keeps our key
- * only until its lease expires, and nothing the caller could do would change that.
+ * Compare-and-delete on the given nodes, one attempt each, bounded by `nodeTimeout`. Resolves
+ * once a quorum of them confirmed (or once the rest can no longer matter): the lock is then
+ * free for anyone, and a hung node must not add its timeout to every release. The requests to
+ * the others run on in the background, bounded by the same timeout. Never rejects: a node
+ * that is down keeps our key only until its lease expires, and nothing the caller could do
+ * would change that.
  */
 export async function releaseRound(
   ctx: RoundContext,
@@ -138,23 +224,49 @@ export async function releaseRound(
   keys: readonly string[],
   value: string,
 ): Promise<void> {
-  await fanOut(nodes, (node) => node.release(keys, value), ctx.nodeTimeout);
+  const needed = Math.min(ctx.quorum, nodes.length);
+  let confirmed = 0;
+  const announcement = ctx.notify ? newReleaseId() : undefined;
+  await fanOut(
+    nodes,
+    (node) => node.release(keys, value, announcement),
+    { clock: ctx.clock, timeoutMs: ctx.nodeTimeout },
+    (reply) => reply.kind === 'ok' && ++confirmed >= needed,
+  );
 }
 
-function describeFailure(
-  ctx: RoundContext,
-  replies: readonly NodeReply<AcquireReply>[],
+/** One node's part in a failed attempt, as {@link classifyFailure} reads it. */
+export interface AttemptVote {
+  readonly node: string;
+  readonly reply: NodeReply<AcquireReply>;
+  /** False for a node whose vote is not counted (the same server as another node). */
+  readonly votes: boolean;
+}
+
+/**
+ * Classifies a failed attempt — pure, table-tested (DESIGN §3.1):
+ * - `unavailable` when the nodes known unreachable leave fewer than a quorum (nobody could have
+ *   been granted the lock), or when a quorum said yes but too late for any validity to remain;
+ * - `held` when another owner's key was in the way, with `retryAfterMs`: when enough blocking
+ *   keys expire for a quorum to become obtainable (the k-th shortest lease, k = quorum − free);
+ * - a `conflict` when a node reported a non-string value at a lock key (WRONGTYPE).
+ */
+export function classifyFailure(
+  votes: readonly AttemptVote[],
+  quorum: number,
   tooSlow: boolean,
-): AttemptResult {
-  const { nodes, quorum } = ctx;
+): AttemptFailure {
   const outcomes: NodeOutcome[] = [];
   const leases: number[] = [];
   let unreachable = 0;
   let held = 0;
-  for (let i = 0; i < replies.length; i++) {
-    const reply = replies[i];
-    const node = nodes[i].name;
-    if (reply.kind === 'ok') {
+  let conflict: AttemptFailure['conflict'];
+  for (const { node, reply, votes: counted } of votes) {
+    if (!counted) {
+      // The same server as another node (already counted there), or quarantined.
+      outcomes.push({ node, outcome: 'excluded' });
+      unreachable++;
+    } else if (reply.kind === 'ok') {
       if (reply.value.acquired) outcomes.push({ node, outcome: 'acquired' });
       else {
         outcomes.push({ node, outcome: 'held' });
@@ -163,28 +275,28 @@ function describeFailure(
       }
     } else if (reply.kind === 'error') {
       unreachable++;
-      outcomes.push({ node, outcome: 'error', error: errorMessage(reply.error) });
+      const message = errorMessage(reply.error);
+      if (reply.error instanceof KeyTypeConflict) conflict ??= { node, message };
+      outcomes.push({ node, outcome: 'error', error: message });
     } else {
       // 'pending' nodes were not waited for: unknown, not unreachable.
       if (reply.kind === 'timeout') unreachable++;
       outcomes.push({ node, outcome: reply.kind });
     }
   }
-  // 'unavailable' when the nodes known to be unreachable leave fewer than a quorum (nobody
-  // could have been granted the lock), or when the nodes answered too slowly for any validity
-  // to remain; otherwise another owner's key was in the way: 'held'.
+  const count = votes.length;
   const reason: LockNotAcquiredReason =
-    !tooSlow && nodes.length - unreachable >= quorum && held > 0 ? 'held' : 'unavailable';
-  if (reason === 'unavailable' || leases.length === 0) return { acquired: false, reason, outcomes };
+    !tooSlow && count - unreachable >= quorum && held > 0 ? 'held' : 'unavailable';
+  if (reason === 'unavailable' || leases.length === 0) {
+    return { reason, outcomes, conflict };
+  }
   leases.sort((a, b) => a - b);
-  // The lock becomes obtainable once enough blocking keys expire for the nodes that are not
-  // blocked to reach a quorum: the k-th shortest lease, k = quorum − (N − held).
-  const needed = quorum - (nodes.length - held);
+  const needed = quorum - (count - held);
   const retryAfterMs =
     needed >= 1 && needed <= leases.length && leases.length === held
       ? leases[needed - 1]
       : undefined;
-  return { acquired: false, reason, outcomes, earliestExpiry: leases[0], retryAfterMs };
+  return { reason, outcomes, earliestExpiry: leases[0], retryAfterMs, conflict };
 }
 
 function errorMessage(error: unknown): string {

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import type { RedisNode } from './node';
+
+/** This process's prefix of release ids: random, so that two processes never share an id. */
+const RELEASE_ID_PREFIX = randomBytes(6).toString('base64url');
+let releaseSeq = 0;
+
+/**
+ * A new id for one release, announced by every node it reaches (DESIGN §5.8): a waiter counts
+ * a release once however many nodes announce it. Not a secret (unlike an owner value).
+ */
+export function newReleaseId(): string {
+  releaseSeq = (releaseSeq + 1) % Number.MAX_SAFE_INTEGER;
+  return RELEASE_ID_PREFIX + releaseSeq.toString(36);
+}
+
+/** How many recent release ids a channel remembers to ignore the other nodes' copies. */
+const REMEMBERED_IDS = 32;
+
+/** A waiting acquisition, as the notifier sees it. */
+interface Waiter {
+  /** Ends the waiter's current sleep early. */
+  readonly wake: () => void;
+  /** Woken and not yet done with the attempt that followed. */
+  woken: boolean;
+}
+
+/** The waiters of one release channel, and its subscription on every node. */
+interface Channel {
+  readonly key: string;
+  readonly waiters: Waiter[];
+  readonly unsubscribe: (() => void)[];
+  /** An announcement came while a woken waiter was still trying: owed to the next sleep. */
+  owed: boolean;
+  /** Ids of the latest releases announced (every node announces each release). */
+  readonly seen: Set<string>;
+}
+
+/** A waiter's registration; `attempted()` after each attempt, `stop()` when it stops waiting. */
+export interface WaiterHandle {
+  /** The attempt that followed a wake-up failed: the waiter may be woken again. */
+  attempted(): void;
+  /**
+   * True when every node confirmed its subscription to every channel of this waiter and none
+   * dropped since: no release applied after an attempt sent now can go unannounced, so the
+   * waiter need not poll before the blocking lease ends.
+   */
+  listening(): boolean;
+  /** The waiter no longer waits: it `acquired` the lock, or gave up (timed out, aborted). */
+  stop(acquired: boolean): void;
+}
+
+/**
+ * Release notifications (DESIGN §5.8): waiters retry when a release is announced instead of at
+ * their next poll. One subscription per channel and node, shared by every waiter of this lock
+ * manager and dropped with the last one; the nodes' adapters share one subscriber connection.
+ *
+ * No stampede: a release is announced by every node, and many waiters may wait for it, but only
+ * the longest-waiting waiter of this process is woken, and no other until its attempt is over —
+ * so a release costs at most one attempt per waiting process, and waiters in one process get
+ * the lock in the order they started waiting (first come, first served, as far as this process
+ * goes; across processes, the first attempt to reach a quorum wins). While every node has
+ * confirmed the waiter's subscriptions (see {@link WaiterHandle.listening}), no release can go
+ * unannounced, so the waiter sleeps until it is woken or the blocking lease ends; otherwise it
+ * polls every retry delay, and a dropped subscriber connection wakes every waiter of it.
+ */
+export class ReleaseNotifier {
+  private readonly channels = new Map<string, Channel>();
+
+  constructor(private readonly nodes: readonly RedisNode[]) {}
+
+  /** Registers a waiter on the release channels of `keys` (a lock's keys are its channels). */
+  watch(keys: readonly string[], wake: () => void): WaiterHandle {
+    const waiter: Waiter = { wake, woken: false };
+    const channels = keys.map((key) => this.channel(key));
+    for (const channel of channels) channel.waiters.push(waiter);
+    return {
+      attempted: () => {
+        waiter.woken = false;
+        // A release announced during that attempt may be what it missed: try again at once.
+        for (const channel of channels) {
+          if (channel.owed) {
+            channel.owed = false;
+            this.announce(channel);
+          }
+        }
+      },
+      listening: () =>
+        this.nodes.every(
+          (node) => node.listening !== undefined && keys.every((key) => node.listening!(key)),
+        ),
+      stop: (acquired) => {
+        for (const key of keys) this.remove(key, waiter, acquired);
+      },
+    };
+  }
+
+  /**
+   * Whether every key already has a channel (other waiters of this manager listen on it): a new
+   * acquisition of them then registers before its first attempt, so that a confirmed
+   * subscription can spare it the polling from its first failure on, at no extra cost.
+   */
+  watching(keys: readonly string[]): boolean {
+    return keys.every((key) => this.channels.has(key));
+  }
+
+  /** Subscribed channels (for tests and diagnostics). */
+  get size(): number {
+    return this.channels.size;
+  }
+
+  private channel(key: string): Channel {
+    let channel = this.channels.get(key);
+    if (channel === undefined) {
+      const created: Channel = { key, waiters: [], unsubscribe: [], owed: false, seen: new Set() };
+      for (const node of this.nodes) {
+        if (node.subscribe) {
+          created.unsubscribe.push(
+            node.subscribe(
+              key,
+              (id) => this.heard(created, id),
+              () => this.gap(created),
+            ),
+          );
+        }
+      }
+      this.channels.set(key, created);
+      channel = created;
+    }
+    return channel;
+  }
+
+  /**
+   * A release was announced: wake the longest-waiting waiter, unless one is already trying —
+   * then the announcement is owed to it, in case its attempt reached the nodes before the
+   * release did (a waiter that no longer polls must not lose a wake-up).
+   */
+  private announce(channel: Channel): void {
+    const head = channel.waiters[0];
+    if (head === undefined) return;
+    if (channel.waiters.some((w) => w.woken)) {
+      channel.owed = true;
+      return;
+    }
+    head.woken = true;
+    head.wake();
+  }
+
+  /** A node announced release `id`: the first copy counts, the other nodes' are ignored. */
+  private heard(channel: Channel, id: string): void {
+    if (id !== '') {
+      if (channel.seen.has(id)) return;
+      channel.seen.add(id);
+      if (channel.seen.size > REMEMBERED_IDS) {
+        channel.seen.delete(channel.seen.values().next().value as string);
+      }
+    }
+    this.announce(channel);
+  }
+
+  /** Announcements may have been missed (a subscriber connection dropped): wake every waiter. */
+  private gap(channel: Channel): void {
+    for (const waiter of [...channel.waiters]) waiter.wake();
+  }
+
+  private remove(key: string, waiter: Waiter, acquired: boolean): void {
+    const channel = this.channels.get(key);
+    if (channel === undefined) return;
+    const index = channel.waiters.indexOf(waiter);
+    if (index >= 0) channel.waiters.splice(index, 1);
+    // A waiter that took the lock: waking the next one now would only meet that lock; the next
+    // is woken by its release. A woken waiter that gave up instead passes its wake-up on (or
+    // an owed one), since nobody else may poll for it.
+    if (!acquired && (waiter.woken || channel.owed) && channel.waiters.length > 0) {
+      channel.owed = false;
+      this.announce(channel);
+    }
+    if (channel.waiters.length > 0) return;
+    this.channels.delete(key);
+    for (const unsubscribe of channel.unsubscribe) unsubscribe();
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Client-enforced delayed restarts (DESIGN §5.7), the pure decision. A Redis node that restarted
+ * without its data may have lost keys of locks that are still held; counting it toward a quorum
+ * before those locks' leases could have ended would let a second client in (the specification's
+ * crash-recovery case). So a node counts only once it has been up for the quarantine.
+ */
+
+/** What is known of one node for the decision. */
+export interface NodeAge {
+  /** How long the server has been up (ms), or `undefined` when unknown (INFO refused). */
+  readonly ageMs: number | undefined;
+  /** The server keeps its keys across a crash (`appendfsync always`): no quarantine needed. */
+  readonly durable: boolean;
+}
+
+/**
+ * Which nodes may vote, given their ages and the quarantine length:
+ * - a node up for at least `quarantineMs`, a durable node, and a node whose age is unknown vote
+ *   (the last because nothing can be known: a refusal of INFO is reported once, elsewhere);
+ * - a younger node does not, **unless every node of known age is younger**: a fleet that was
+ *   just started (a demo, a test, a new deployment) has no older node whose keys could be lost,
+ *   and quarantining all of them would only stop everyone from locking for a whole lease. A
+ *   whole fleet restarting without persistence at once is therefore outside this guarantee.
+ */
+export function votingNodes(nodes: readonly NodeAge[], quarantineMs: number): boolean[] {
+  const young = nodes.map((n) => n.ageMs !== undefined && !n.durable && n.ageMs < quarantineMs);
+  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable).length;
+  const allYoung = known > 0 && young.filter(Boolean).length === known;
+  return young.map((isYoung) => !isYoung || allYoung);
+}
