@@ -16,7 +16,7 @@ export { Locked } from './decorators/locked.decorator';
 export { CurrentLock } from './decorators/current-lock.decorator';
 export { LockedInterceptor } from './interceptors/locked.interceptor';
 export type { LockedContext } from './locked/locked-context';
-export type { LockedOptions } from './locked/locked-options';
+export type { LockedOptions, LockedOnBusy } from './locked/locked-options';
 export { LOCKED_METADATA, type LockedResource } from './locked/locked-metadata';
 export {
   defaultLockedErrorMapper,
@@ -31,11 +31,16 @@ export {
   Redlock,
   REDLOCK_DEFAULTS,
   IoredisNode,
+  NodeRedisNode,
   RedlockError,
   LockNotAcquiredError,
   LockLostError,
   RedlockConfigError,
   LockResourceError,
+  LockNotExtendedError,
+  LockKeyConflictError,
+  LockReentryError,
+  monotonicClock,
 } from './core';
 export type {
   Lock,
@@ -48,8 +53,24 @@ export type {
   LockNotAcquiredReason,
   RedisNode,
   RedisNodeSpec,
+  NodeRedisClient,
   AcquireReply,
+  ServerInfo,
   Clock,
+  ClockTimer,
   RedlockLogger,
   Resources,
+  AcquiredEvent,
+  AttemptFailedEvent,
+  ExtendedEvent,
+  ReleasedEvent,
+  NodeEvent,
+  NodeQuarantinedEvent,
+  LockInspection,
+  NodeLockState,
+  HeldLockInfo,
+  RedlockHealth,
+  NodeHealthState,
+  KeyState,
+  NodeHealth,
 } from './core';

@@ -1,119 +1,91 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import {
-  PARAMTYPES_METADATA,
-  PROPERTY_DEPS_METADATA,
-  SELF_DECLARED_DEPS_METADATA,
-} from '@nestjs/common/constants';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { MODULE_PATH, PATH_METADATA } from '@nestjs/common/constants.js';
+import { DiscoveryService, ModulesContainer } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { RedlockConfigError } from './core';
 import { assertLockTtl } from './core/options';
 import { getLockedMetadata, type LockedMetadata } from './locked/locked-metadata';
-import { isLockedWrapper, lockMethod, type AnyMethod } from './locked/locked-method';
-import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';
+import { attachLockManager } from './locked/locked-method';
+import type { ResourceTemplate, TemplateSource } from './locked/resource-template';
 import type { RedlockModuleOptions } from './redlock-module-options';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
 import { RedlockService } from './redlock.service';
 
+/** A decorated method, as found on a prototype. */
+type Method = (...args: never[]) => unknown;
+/** A provider's or controller's class. */
+type Class = abstract new (...args: never[]) => unknown;
+
+/** Sources of the HTTP request: they exist only in an HTTP route handler. */
+const HTTP_SOURCES: ReadonlySet<TemplateSource> = new Set([
+  'params',
+  'query',
+  'body',
+  'headers',
+  'user',
+]);
+
 /**
- * Applies `@Locked` to provider methods (services, queue consumers, event listeners) at
- * bootstrap, in the manner of nestjs/schedule's explorer: every provider instance is scanned
- * (DiscoveryService + MetadataScanner) and each `@Locked` method is shadowed on the instance
- * by a locking wrapper. On the instance, not the prototype: two apps in one process each lock
- * through their own RedlockService, and the class itself stays untouched.
+ * Method metadata keys of the message handlers Nest calls through the interceptor pipeline
+ * from a provider (WebSocket gateways, GraphQL resolvers) or a controller (microservices).
+ * Written as strings so that none of those packages is a dependency.
+ */
+const MESSAGE_HANDLER_KEYS = ['message', 'microservices:pattern', 'graphql:resolver_type'];
+
+/**
+ * Checks every `@Locked` method Nest knows of at bootstrap, and fails the bootstrap with a
+ * `RedlockConfigError` naming the method for what could never lock. The locking itself is not
+ * done here: `@Locked` wraps the method on its class's prototype when it is applied, and each
+ * instance gets its application's RedlockService by property injection — so request-scoped
+ * and transient instances, lazily loaded modules, `super` calls and other libraries'
+ * explorers (whatever their order) all go through the lock.
  *
- * - Controllers are not wrapped — `LockedInterceptor` locks their handlers — but their
- *   options are checked here too, against the module's (a `ttl` not above `nodeTimeout`).
- * - Request-scoped providers (and anything depending on one) have no instance at bootstrap
- *   and cannot be wrapped: a warning names each such method. Lock inside them with
- *   `RedlockService.using()`.
- * - Transient providers: every instance created at bootstrap is wrapped; instances created
- *   later for a request-scoped consumer are not, and a warning names them.
+ * Checked, for controllers and providers (request-scoped ones by their class):
+ * - a `ttl` not above the module's `nodeTimeout`;
+ * - templates against their source: a route parameter (`{id}`, `{params.id}`) must be a
+ *   parameter of every path of the route; request placeholders need an HTTP route, `{data…}`
+ *   a message handler;
+ * - a method the wrapper must lock (a provider method, or a handler named from its
+ *   arguments) is declared `async` (or `async *`): a lock cannot be taken synchronously.
  *
- * Runs in `onModuleInit`: global modules (RedlockModule is global by default) initialise
- * first, so the wrappers are in place before other modules' explorers bind methods.
+ * Instances Nest did not construct (`useValue`, `useFactory`) are given the lock manager here.
  */
 @Injectable()
 export class LockedExplorer implements OnModuleInit {
-  private readonly logger = new Logger(REDLOCK_LOGGER_CONTEXT);
-
   constructor(
     private readonly discovery: DiscoveryService,
-    private readonly scanner: MetadataScanner,
+    private readonly modules: ModulesContainer,
     private readonly redlock: RedlockService,
     @Inject(REDLOCK_MODULE_OPTIONS) private readonly moduleOptions: RedlockModuleOptions,
   ) {}
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getControllers()) {
-      for (const { metadata } of this.lockedMethods(wrapper.instance)) this.checkOptions(metadata);
+      const type = classOf(wrapper);
+      for (const { method, metadata } of lockedMethodsOf(type?.prototype)) {
+        this.checkOptions(metadata);
+        this.checkHandler(wrapper, type!, method, metadata);
+      }
     }
-    const transientWithLocks = new Set<InstanceWrapper>();
-    const providers = this.discovery.getProviders();
-    for (const wrapper of providers) {
+    for (const wrapper of this.discovery.getProviders()) {
       if (wrapper.isAlias) continue; // the same instance is found under its own token
-      const locked = this.lockedMethods(wrapper.instance);
+      const instance: unknown = wrapper.instance;
+      const prototype =
+        typeof instance === 'object' && instance !== null
+          ? Object.getPrototypeOf(instance)
+          : classOf(wrapper)?.prototype;
+      const locked = lockedMethodsOf(prototype);
       if (locked.length === 0) continue;
-      for (const { metadata } of locked) this.checkOptions(metadata);
-      if (!wrapper.isDependencyTreeStatic()) {
-        for (const { name } of locked) this.warnNotWrapped(wrapper, name);
-        continue;
+      for (const { method, metadata } of locked) {
+        this.checkOptions(metadata);
+        checkProviderMethod(method, metadata);
       }
-      const instances = new Set<unknown>([wrapper.instance]);
-      if (wrapper.isTransient) {
-        transientWithLocks.add(wrapper);
-        for (const each of wrapper.getStaticTransientInstances()) instances.add(each?.instance);
-      }
-      for (const instance of instances) this.wrapInstance(instance);
-    }
-    if (transientWithLocks.size > 0) {
-      this.warnLazyTransients(transientWithLocks, [
-        ...providers,
-        ...this.discovery.getControllers(),
-      ]);
-    }
-  }
-
-  /** The `@Locked` methods of an instance's class, with their metadata. */
-  private lockedMethods(instance: unknown): { name: string; metadata: LockedMetadata }[] {
-    if (typeof instance !== 'object' || instance === null) return [];
-    const prototype = Object.getPrototypeOf(instance);
-    if (prototype === null || prototype === Object.prototype) return [];
-    const found: { name: string; metadata: LockedMetadata }[] = [];
-    for (const name of this.scanner.getAllMethodNames(prototype)) {
-      const metadata = getLockedMetadata(prototype[name]);
-      if (metadata !== undefined) found.push({ name, metadata });
-    }
-    return found;
-  }
-
-  private wrapInstance(instance: unknown): void {
-    if (typeof instance !== 'object' || instance === null) return;
-    const target = instance as Record<string, unknown>;
-    for (const { name, metadata } of this.lockedMethods(instance)) {
-      const current = target[name];
-      // Already wrapped (a value provider shared by two modules, a second RedlockModule).
-      if (isLockedWrapper(current) || typeof current !== 'function') continue;
-      const wrapped = lockMethod(
-        current as AnyMethod,
-        metadata,
-        this.redlock,
-        this.moduleOptions.mapLockedError,
-      );
-      // Fail closed: a method we cannot wrap would otherwise run without its lock.
-      if (
-        !Reflect.defineProperty(target, name, {
-          value: wrapped,
-          writable: true,
-          configurable: true,
-          enumerable: false,
-        })
-      ) {
-        throw new RedlockConfigError(
-          metadata.where,
-          name,
-          'cannot be applied: the provider instance is frozen or not extensible',
-        );
+      if (wrapper.isDependencyTreeStatic()) {
+        const instances = [
+          instance,
+          ...(wrapper.getStaticTransientInstances() ?? []).map((each) => each?.instance),
+        ];
+        for (const each of instances) this.attach(each, locked[0].metadata);
       }
     }
   }
@@ -126,65 +98,171 @@ export class LockedExplorer implements OnModuleInit {
     }
   }
 
-  private warnNotWrapped(wrapper: InstanceWrapper, method: string): void {
-    this.logger.warn(
-      `@Locked on ${className(wrapper)}.${method} is not applied: the provider is request-scoped ` +
-        '(or depends on a request-scoped provider), so it has no instance at bootstrap to wrap. ' +
-        'Calls to it run WITHOUT the lock; lock inside the method with RedlockService.using(), ' +
-        'or make the provider static.',
-    );
-  }
-
-  /**
-   * A static transient provider injected into a request-scoped consumer gets a new instance
-   * per request, created after bootstrap and never wrapped: say so, naming both. Request-scoped
-   * consumers are not resolved at bootstrap, so their declared dependencies are read instead.
-   */
-  private warnLazyTransients(
-    transients: Set<InstanceWrapper>,
-    consumers: readonly InstanceWrapper[],
+  private checkHandler(
+    wrapper: InstanceWrapper,
+    type: Class,
+    method: Method,
+    metadata: LockedMetadata,
   ): void {
-    const byToken = new Map([...transients].map((t) => [t.token, t]));
-    for (const consumer of consumers) {
-      if (consumer.isDependencyTreeStatic()) continue;
-      for (const token of new Set(declaredDependencies(consumer))) {
-        const dependency = byToken.get(token as InstanceWrapper['token']);
-        if (dependency === undefined) continue;
-        for (const { name } of this.lockedMethods(dependency.instance)) {
-          this.logger.warn(
-            `@Locked on ${className(dependency)}.${name} is not applied in the instances created ` +
-              `for request-scoped ${className(consumer)}: transient instances made per request ` +
-              'are not wrapped, so calls through them run WITHOUT the lock.',
+    const methodPaths = asPaths(Reflect.getMetadata(PATH_METADATA, method));
+    for (const template of metadata.templates) {
+      for (const { source, path, label } of template.placeholders) {
+        if (methodPaths === undefined) {
+          if (HTTP_SOURCES.has(source)) {
+            throw templateError(
+              metadata,
+              template,
+              `${label} reads the HTTP request, but the method is not an HTTP route (no @Get/@Post…); use {data.…} or {args.N}`,
+            );
+          }
+        } else if (source === 'data') {
+          throw templateError(
+            metadata,
+            template,
+            `${label} reads a message payload, but the method is an HTTP route; use {body.…}, or {args.N} with @Body()`,
           );
+        } else if (source === 'params') {
+          const routes = this.routesOf(wrapper, type, methodPaths);
+          const missing = routes.filter((route) => !routeParams(route).includes(path[0]));
+          if (missing.length > 0) {
+            throw templateError(
+              metadata,
+              template,
+              `{${label}} names no parameter of the route ${missing.map((r) => `"${r}"`).join(', ')} (its parameters: ${routeParams(missing[0]).join(', ') || 'none'})`,
+            );
+          }
         }
       }
     }
+    if (metadata.readsArguments && metadata.kind === 'sync') {
+      throw new RedlockConfigError(
+        metadata.where,
+        'a synchronous handler',
+        'is locked after its pipes, inside the call (the lock is named from its arguments), and a lock cannot be taken synchronously; declare it `async`',
+      );
+    }
+  }
+
+  /** Every full path of a handler: module path (RouterModule) × controller paths × its own. */
+  private routesOf(wrapper: InstanceWrapper, type: Class, methodPaths: string[]): string[] {
+    const moduleType = wrapper.host?.metatype;
+    const modulePath: unknown =
+      moduleType === undefined || moduleType === null
+        ? undefined
+        : (Reflect.getMetadata(MODULE_PATH + this.modules.applicationId, moduleType) ??
+          Reflect.getMetadata(MODULE_PATH, moduleType));
+    const classPaths = asPaths(Reflect.getMetadata(PATH_METADATA, type)) ?? ['/'];
+    const routes: string[] = [];
+    for (const classPath of classPaths) {
+      for (const methodPath of methodPaths) {
+        routes.push(
+          ['', typeof modulePath === 'string' ? modulePath : '', classPath, methodPath]
+            .map((part) => part.replace(/^\/+|\/+$/g, ''))
+            .filter((part) => part !== '')
+            .join('/')
+            .replace(/^/, '/'),
+        );
+      }
+    }
+    return routes;
+  }
+
+  /** Gives an instance Nest did not construct its lock manager. */
+  private attach(instance: unknown, metadata: LockedMetadata): void {
+    if (typeof instance !== 'object' || instance === null) return;
+    if (!attachLockManager(instance, this.redlock, this.moduleOptions)) {
+      throw new RedlockConfigError(
+        metadata.where,
+        'a frozen instance',
+        'cannot be given its RedlockService: the provider instance is frozen or not extensible',
+      );
+    }
   }
 }
 
-/** The injection tokens a provider declares: factory `inject`, or constructor and property deps. */
-function declaredDependencies(wrapper: InstanceWrapper): unknown[] {
-  const unwrap = (dep: unknown): unknown => {
-    if (typeof dep === 'object' && dep !== null) {
-      const ref = dep as { forwardRef?: () => unknown; token?: unknown };
-      if (typeof ref.forwardRef === 'function') return ref.forwardRef();
-      if ('token' in ref) return ref.token;
+/**
+ * A provider method is locked by the wrapper when called directly, so it must be `async`,
+ * unless Nest calls it as a message handler through the interceptor; its templates cannot read
+ * an HTTP request, and read a payload only in a message handler.
+ */
+function checkProviderMethod(method: Method, metadata: LockedMetadata): void {
+  const handler = MESSAGE_HANDLER_KEYS.some((key) => Reflect.hasMetadata(key, method));
+  for (const template of metadata.templates) {
+    for (const { source, label } of template.placeholders) {
+      if (HTTP_SOURCES.has(source)) {
+        throw templateError(
+          metadata,
+          template,
+          `{${label}} reads an HTTP request, but a provider method has none (a route parameter only exists on a controller route); name the lock from the method's arguments, e.g. {args.0}`,
+        );
+      }
+      if (source === 'data' && !handler) {
+        throw templateError(
+          metadata,
+          template,
+          `{${label}} reads a message payload, but the method is not a message handler (@SubscribeMessage, @MessagePattern…); use {args.N}`,
+        );
+      }
     }
-    return dep;
-  };
-  if (Array.isArray(wrapper.inject)) return wrapper.inject.map(unwrap);
-  const metatype = wrapper.metatype;
-  if (typeof metatype !== 'function') return [];
-  const params: unknown[] = [...(Reflect.getMetadata(PARAMTYPES_METADATA, metatype) ?? [])];
-  const declared: { index: number; param: unknown }[] =
-    Reflect.getMetadata(SELF_DECLARED_DEPS_METADATA, metatype) ?? [];
-  for (const { index, param } of declared) params[index] = param;
-  const properties: { type: unknown }[] =
-    Reflect.getMetadata(PROPERTY_DEPS_METADATA, metatype) ?? [];
-  return [...params, ...properties.map((p) => p.type)].map(unwrap);
+  }
+  if (metadata.kind === 'sync' && (!handler || metadata.readsArguments)) {
+    throw new RedlockConfigError(
+      metadata.where,
+      'a synchronous method',
+      'cannot be locked: a lock is taken asynchronously, so a locked provider method cannot keep a synchronous return; declare it `async`',
+    );
+  }
 }
 
-function className(wrapper: InstanceWrapper): string {
-  const metatype = wrapper.metatype as { name?: string } | null | undefined;
-  return metatype?.name || String(wrapper.name ?? wrapper.token);
+function templateError(
+  metadata: LockedMetadata,
+  template: ResourceTemplate,
+  requirement: string,
+): RedlockConfigError {
+  return new RedlockConfigError(
+    `${metadata.where} resource template`,
+    template.template,
+    requirement,
+  );
+}
+
+/** The class of a provider or controller: its metatype unless that is a factory. */
+function classOf(wrapper: InstanceWrapper): Class | undefined {
+  const instance: unknown = wrapper.instance;
+  if (typeof instance === 'object' && instance !== null) return instance.constructor as Class;
+  const metatype = wrapper.metatype;
+  // A factory provider's metatype is the factory, not a class.
+  if (typeof metatype !== 'function' || wrapper.inject) return undefined;
+  return metatype as Class;
+}
+
+/** The `@Locked` methods of a prototype chain, symbol-named and inherited ones included. */
+function lockedMethodsOf(
+  prototype: object | null | undefined,
+): { method: Method; metadata: LockedMetadata }[] {
+  const found: { method: Method; metadata: LockedMetadata }[] = [];
+  const seen = new Set<unknown>();
+  for (let p = prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    for (const key of Reflect.ownKeys(p)) {
+      if (key === 'constructor') continue;
+      const value: unknown = Object.getOwnPropertyDescriptor(p, key)?.value;
+      if (typeof value !== 'function' || seen.has(value)) continue;
+      seen.add(value);
+      const metadata = getLockedMetadata(value);
+      if (metadata !== undefined) found.push({ method: value as Method, metadata });
+    }
+  }
+  return found;
+}
+
+function asPaths(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+/** The parameter names of a route path: `:id`, `:"quoted name"`, `*wildcard`. */
+function routeParams(path: string): string[] {
+  return [...path.matchAll(/[:*]("(?:[^"\\]|\\.)+"|[A-Za-z_$][\w$]*)/g)].map((match) =>
+    match[1].startsWith('"') ? (JSON.parse(match[1]) as string) : match[1],
+  );
 }

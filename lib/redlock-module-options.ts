@@ -1,4 +1,4 @@
-import type { RedisNode, RedisNodeSpec, RedlockOptions } from './core';
+import type { NodeRedisClient, RedisNode, RedisNodeSpec, RedlockOptions } from './core';
 import type { LockedErrorMapper } from './exceptions/locked-error-mapper';
 
 /**
@@ -15,10 +15,10 @@ export interface RedlockModuleOptions extends Omit<RedlockOptions, 'logger'> {
   /**
    * The independent Redis masters (an odd number, 3 or more, for fault tolerance):
    * `redis://` / `rediss://` URLs, ioredis options (TLS, ACL username/password pass through),
-   * your own ioredis clients (used as they are and never closed by the module), or
-   * {@link RedisNode} adapters.
+   * your own ioredis or node-redis (`redis` v5) clients (used as they are and never closed by
+   * the module), or {@link RedisNode} adapters.
    */
-  nodes: Array<RedisNodeSpec | RedisNode>;
+  nodes: Array<RedisNodeSpec | RedisNode | NodeRedisClient>;
   /**
    * App-wide override of how `@Locked` errors are reported: return what to throw, or
    * `undefined` for the default mapping (409 + `Retry-After` / 503 / 400 / 500 over HTTP, the

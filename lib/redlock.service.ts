@@ -3,16 +3,22 @@ import {
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
+  type OnModuleInit,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { resolveOptions } from './core/options';
+import { validateNodes } from './core/redlock';
 import {
   Redlock,
   RedlockConfigError,
+  type HeldLockInfo,
   type Lock,
+  type LockInspection,
   type LockedRoutine,
   type LockOptions,
   type Resources,
 } from './core';
+import { assertKnownModuleOptions } from './module-option-names';
 import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock-module-options';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
@@ -34,9 +40,11 @@ import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
  * });
  */
 @Injectable()
-export class RedlockService implements BeforeApplicationShutdown, OnApplicationShutdown {
-  /** The framework-free core, for its events (`lockLost`) and anything not wrapped here. */
-  readonly redlock: Redlock;
+export class RedlockService
+  implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+{
+  private core?: Redlock;
+  private readonly create: () => Redlock;
 
   constructor(@Inject(REDLOCK_MODULE_OPTIONS) options: RedlockModuleOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -46,9 +54,28 @@ export class RedlockService implements BeforeApplicationShutdown, OnApplicationS
         'RedlockModule needs an options object with `nodes`',
       );
     }
+    assertKnownModuleOptions(options);
     // mapLockedError is read by the interceptor and the explorer; the core never sees it.
     const { nodes, mapLockedError: _mapLockedError, ...settings } = options;
-    this.redlock = new Redlock(nodes, { ...settings, logger: new Logger(REDLOCK_LOGGER_CONTEXT) });
+    // Bad options and node lists fail here, as the provider is created; what needs the nodes'
+    // adapters (user clients' settings, fencing support) when the core is created, at the latest
+    // in onModuleInit: still the bootstrap.
+    resolveOptions(settings);
+    validateNodes(nodes);
+    this.create = () =>
+      new Redlock(nodes, { ...settings, logger: new Logger(REDLOCK_LOGGER_CONTEXT) });
+  }
+
+  /**
+   * The framework-free core, for its events (`lockLost`) and anything not wrapped here.
+   *
+   * Created on first use — `onModuleInit` at the latest — rather than in the constructor: it
+   * opens the connections, and a bootstrap that fails between the creation of the providers and
+   * their init hooks (another provider's constructor throws; with `abortOnError: false` the
+   * caller gets no app to close) never calls a shutdown hook that could close them.
+   */
+  get redlock(): Redlock {
+    return (this.core ??= this.create());
   }
 
   /**
@@ -84,18 +111,42 @@ export class RedlockService implements BeforeApplicationShutdown, OnApplicationS
       : this.redlock.using(resources, optionsOrRoutine, routine as LockedRoutine<T>);
   }
 
+  /**
+   * What every node says about `resource` now (locked or free, an opaque holder tag, the lease
+   * left) and whether this process holds it: for operators, never on the lock path.
+   */
+  inspect(resource: string): Promise<LockInspection> {
+    return this.redlock.inspect(resource);
+  }
+
+  /** The locks this process holds now. */
+  heldLocks(): HeldLockInfo[] {
+    return this.redlock.heldLocks();
+  }
+
   /** The lock held by the current async context (inside `using()` / `@Locked`), if any. */
   currentLock(): Lock | undefined {
     return this.redlock.currentLock();
   }
 
+  /**
+   * Waits (bounded) for the nodes' connections and fails the bootstrap with RedlockConfigError
+   * when two entries of `nodes` are one Redis server (same `run_id`): it would vote twice.
+   * Unreachable nodes do not fail the bootstrap — a lock manager must start while a minority
+   * (or, until it comes back, even a majority) of its nodes is down.
+   */
+  async onModuleInit(): Promise<void> {
+    await this.redlock.ready();
+  }
+
   /** Stops acquiring: waiting acquisitions give up, held locks stay held. */
   beforeApplicationShutdown(): void {
-    this.redlock.drain();
+    this.core?.drain();
   }
 
   /** Reports lost and releases the locks still held; closes the connections the module opened. */
   async onApplicationShutdown(): Promise<void> {
-    await this.redlock.close();
+    // Never created (nothing was locked and init never ran): nothing to close.
+    await this.core?.close();
   }
 }

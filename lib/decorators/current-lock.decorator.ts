@@ -1,8 +1,24 @@
 import { createParamDecorator } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import type { Lock } from '../core';
 import { lockedScope } from '../locked/locked-scope';
 
-const currentLock = createParamDecorator((): Lock | undefined => lockedScope.getStore()?.lock);
+const readCurrentLock = (): Lock | undefined => lockedScope.getStore()?.lock;
+const currentLock = createParamDecorator(readCurrentLock);
+
+/**
+ * The positions of a method's `@CurrentLock()` parameters. A handler whose lock is named from
+ * its piped arguments is locked after its parameters were resolved, so the wrapper puts the
+ * lock in these positions itself. Parameter decorators run before method decorators, so
+ * `@Locked` can read them.
+ */
+export function currentLockParameters(target: object, propertyKey: string | symbol): number[] {
+  const params: Record<string, { index: number; factory?: unknown }> | undefined =
+    Reflect.getMetadata(ROUTE_ARGS_METADATA, target.constructor, propertyKey);
+  return Object.values(params ?? {})
+    .filter((param) => param.factory === readCurrentLock)
+    .map((param) => param.index);
+}
 
 /**
  * Injects the {@link Lock} held for a `@Locked` handler — the same lock

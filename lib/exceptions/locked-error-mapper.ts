@@ -5,7 +5,12 @@ import {
   ServiceUnavailableException,
   type ExecutionContext,
 } from '@nestjs/common';
-import { LockLostError, LockNotAcquiredError, LockResourceError } from '../core';
+import {
+  LockKeyConflictError,
+  LockLostError,
+  LockNotAcquiredError,
+  LockResourceError,
+} from '../core';
 
 /**
  * When a `@Locked` error happened:
@@ -77,6 +82,8 @@ export function retryAfterSeconds(retryAfterMs: number | undefined): number | un
  *   request, so a missing or non-scalar value is the client's;
  * - `LockLostError` (stage `hold`) → 500 Internal Server Error: the handler ran, but its
  *   effects may not have been exclusive;
+ * - `LockKeyConflictError` → 500: a non-string value sits at a lock key (WRONGTYPE), a data or
+ *   configuration conflict on our side, neither the client's fault nor an outage;
  * - anything else is returned as it is.
  *
  * Bodies are generic: lock keys and owner values stay on the server (the original error is
@@ -99,6 +106,11 @@ export function defaultLockedErrorMapper(error: unknown, context: LockedErrorCon
   }
   if (error instanceof LockResourceError) {
     return new BadRequestException(error.message, { cause: error });
+  }
+  if (error instanceof LockKeyConflictError) {
+    return new InternalServerErrorException('The lock keys conflict with other data in Redis', {
+      cause: error,
+    });
   }
   if (error instanceof LockLostError) {
     return new InternalServerErrorException(

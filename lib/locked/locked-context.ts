@@ -3,9 +3,11 @@ import type { ExecutionContext } from '@nestjs/common';
 /**
  * What a `@Locked` resource function (and a template placeholder) can read to name the lock.
  *
- * `@Locked` resolves its resources in an interceptor, which Nest runs **before** pipes and
- * parameter decorators. So `args` are not the handler's parameters after `@Param()`/`@Body()`
- * and validation pipes, but the raw arguments of the execution context:
+ * For a handler, a resource function (and a template reading the request) is resolved in an
+ * interceptor, which Nest runs **before** pipes and parameter decorators. So there `args` are
+ * not the handler's parameters after `@Param()`/`@Body()` and validation pipes, but the raw
+ * arguments of the execution context (a template naming `{args.N}` is the exception: it is
+ * rendered inside the handler call, from the piped parameters):
  *
  * | where                       | `args`                                  | `request`   | `data`                    |
  * |-----------------------------|-----------------------------------------|-------------|---------------------------|
@@ -27,7 +29,7 @@ import type { ExecutionContext } from '@nestjs/common';
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Nest's getRequest<T = any>(): see above
 export interface LockedContext<TRequest = any, TData = any> {
-  /** The raw arguments (see the table above); never the piped handler parameters. */
+  /** The raw arguments (see the table above); for a handler never its piped parameters. */
   readonly args: readonly unknown[];
   /** The HTTP request (Express or Fastify), or `undefined` outside HTTP. */
   readonly request: TRequest;

@@ -1,7 +1,7 @@
 import { LockResourceError, RedlockConfigError, type LockOptions } from '../core';
 import type { LockedErrorMapper } from '../exceptions/locked-error-mapper';
 import type { LockedContext } from './locked-context';
-import { validateLockedOptions, type LockedOptions } from './locked-options';
+import { validateLockedOptions, type LockedOnBusy, type LockedOptions } from './locked-options';
 import { parseResourceTemplate, type ResourceTemplate } from './resource-template';
 
 /**
@@ -19,20 +19,42 @@ export type LockedResource =
 export const LOCKED_METADATA = 'nestjs-redlock:locked';
 
 /**
- * What `@Locked` leaves on a method, built once at decoration time. The same object travels
- * with the method when the explorer wraps it (metadata is copied by reference), which is how
- * a wrapped method recognises that an interceptor already holds its lock.
+ * How a decorated method returns, which decides how a lock can be held around it:
+ * - `async`: an `async` method — held until its Promise settles;
+ * - `asyncGenerator`: an `async *` method — held from its first step until it finishes;
+ * - `sync`: anything else. A lock cannot be taken synchronously, so only the interceptor (for a
+ *   handler Nest calls) can lock it; the bootstrap refuses it where the wrapper would have to.
+ */
+export type LockedMethodKind = 'async' | 'asyncGenerator' | 'sync';
+
+/**
+ * What `@Locked` leaves on a method, built once at decoration time, and shared (by reference)
+ * by the interceptor and the method wrapper: that identity is how the wrapper recognises that
+ * the interceptor already holds the lock for this very invocation.
  */
 export interface LockedMetadata {
   /** `@Locked on Class.method`, for messages. */
   readonly where: string;
   /** The templates, for a template resource; empty for a resource function. */
   readonly templates: readonly ResourceTemplate[];
+  /**
+   * True when every placeholder reads `{args.N}`: the resources are named from the method's own
+   * arguments — for a handler, its parameters after pipes, so `/stock/042` and `/stock/42`
+   * that a pipe makes equal get the same lock. The method wrapper then takes the lock (inside
+   * the handler call); `LockedInterceptor` passes such handlers through.
+   */
+  readonly readsArguments: boolean;
+  /** How the method returns (see {@link LockedMethodKind}). */
+  readonly kind: LockedMethodKind;
+  /** Positions of `@CurrentLock()` parameters, filled in by the wrapper when it takes the lock. */
+  readonly currentLockParams: readonly number[];
   /** Names the resources of one call. @throws LockResourceError */
   readonly resolve: (context: LockedContext) => string[];
   /** The lock options (validated), passed to `acquire()` and `session()`. */
   readonly lockOptions: Readonly<LockOptions>;
   readonly mapError?: LockedErrorMapper;
+  /** What a call does when the lock is held elsewhere (see `LockedOptions.onBusy`). */
+  readonly onBusy: LockedOnBusy;
 }
 
 /**
@@ -43,16 +65,25 @@ export function buildLockedMetadata(
   resource: LockedResource,
   options: LockedOptions | undefined,
   where: string,
+  method: { kind: LockedMethodKind; currentLockParams?: readonly number[] } = { kind: 'async' },
 ): LockedMetadata {
   const lockOptions = validateLockedOptions(options, where);
   const mapError = options?.mapError;
+  const onBusy = options?.onBusy ?? 'throw';
+  const shape = {
+    kind: method.kind,
+    currentLockParams: Object.freeze([...(method.currentLockParams ?? [])]),
+  };
   if (typeof resource === 'function') {
     return Object.freeze({
       where,
       templates: [],
+      readsArguments: false,
+      ...shape,
       resolve: (context: LockedContext) => checkResolved(resource(context), where),
       lockOptions,
       mapError,
+      onBusy,
     });
   }
   const list: readonly unknown[] = typeof resource === 'string' ? [resource] : resource;
@@ -64,12 +95,25 @@ export function buildLockedMetadata(
     );
   }
   const templates = list.map((template) => parseResourceTemplate(template as string, where));
+  const sources = new Set(templates.flatMap((t) => t.placeholders.map((p) => p.source)));
+  if (sources.has('args') && sources.size > 1) {
+    // Arguments are read inside the handler call (after pipes), the request before it: one
+    // lock cannot be named at both moments.
+    throw new RedlockConfigError(
+      `${where} resource`,
+      resource,
+      'mixes {args.N} with request or payload placeholders; name the lock from the arguments only (e.g. bind the value with @Param/@Body and use {args.N}) or from the request only',
+    );
+  }
   return Object.freeze({
     where,
     templates,
+    readsArguments: sources.has('args'),
+    ...shape,
     resolve: (context: LockedContext) => templates.map((t) => t.render(context)),
     lockOptions,
     mapError,
+    onBusy,
   });
 }
 

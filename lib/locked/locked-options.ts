@@ -42,6 +42,37 @@ export interface LockedOptions {
    */
   maxHold?: number;
   /**
+   * Issue a fencing token with the lock (`@CurrentLock() lock` → `lock.fencingToken`), to pass
+   * to the resource the handler writes so that it can refuse a stale holder.
+   * @default the module's `fencing` (false)
+   */
+  fencing?: boolean;
+  /**
+   * Inside a call that already holds these resources (a `@Locked` handler calling a `@Locked`
+   * provider method), reuse that lock instead of failing with LockReentryError.
+   * @default the module's `reentrant` (false)
+   */
+  reentrant?: boolean;
+  /**
+   * What a call does when another owner holds the lock (`LockNotAcquiredError` with reason
+   * `held`, once `wait` is spent):
+   * - `'throw'`: fail with it (409 over HTTP, the typed error elsewhere);
+   * - `'skip'`: do not run; the call resolves to `undefined` and a debug line is logged. The
+   *   run-once-per-cluster pattern for `@Cron` / `@Interval` jobs and queue consumers: the
+   *   instance that got the lock runs the job, the others skip this tick quietly. With `'skip'`,
+   *   `wait` defaults to 0 (an instance that waited for the winner to finish would then run the
+   *   same tick a second time).
+   *
+   * Unreachable nodes (`unavailable`) and every other error are never skipped: an outage must
+   * stay visible.
+   * @default 'throw'
+   * @example
+   * @Cron(CronExpression.EVERY_MINUTE)
+   * @Locked('jobs:report', { onBusy: 'skip' })
+   * async report() { … }
+   */
+  onBusy?: LockedOnBusy;
+  /**
    * Replaces the error mapping for this method: return what to throw, or `undefined` for the
    * module's `mapLockedError` and then the default mapping (409 / 503 / 400 / 500 over HTTP,
    * typed errors elsewhere).
@@ -52,8 +83,13 @@ export interface LockedOptions {
   mapError?: LockedErrorMapper;
 }
 
+/** See {@link LockedOptions.onBusy}. */
+export type LockedOnBusy = 'throw' | 'skip';
+
 const NUMERIC = ['ttl', 'wait', 'retryDelay', 'retryJitter', 'maxHold'] as const;
-const KNOWN = new Set<string>([...NUMERIC, 'autoExtend', 'mapError']);
+const BOOLEAN = ['autoExtend', 'fencing', 'reentrant'] as const;
+const ON_BUSY: readonly LockedOnBusy[] = ['throw', 'skip'];
+const KNOWN = new Set<string>([...NUMERIC, ...BOOLEAN, 'onBusy', 'mapError']);
 
 /**
  * Validates a decorator's options when it is applied (class definition, i.e. bootstrap),
@@ -61,7 +97,8 @@ const KNOWN = new Set<string>([...NUMERIC, 'autoExtend', 'mapError']);
  * are those of the core's per-call options; what depends on the module's options (ttl above
  * nodeTimeout) is checked again at bootstrap by the explorer.
  *
- * @returns the lock options to pass to `acquire()` / `session()`, without `mapError`.
+ * @returns the lock options to pass to `acquire()` / `session()`, without `mapError` and
+ *   `onBusy` (with `wait: 0` for `onBusy: 'skip'` unless `wait` is given).
  * @throws RedlockConfigError
  */
 export function validateLockedOptions(options: unknown, where: string): LockOptions {
@@ -84,15 +121,24 @@ export function validateLockedOptions(options: unknown, where: string): LockOpti
       throw new RedlockConfigError(`${where} options.${key}`, record[key], requirement);
     }
   };
-  const { autoExtend, mapError } = record;
+  const { mapError } = record;
   assertLockTimings(record, `${where} options.`);
-  check('autoExtend', typeof autoExtend === 'boolean', 'must be a boolean');
+  for (const key of BOOLEAN) check(key, typeof record[key] === 'boolean', 'must be a boolean');
   check('mapError', typeof mapError === 'function', 'must be a function');
+  check(
+    'onBusy',
+    ON_BUSY.includes(record.onBusy as LockedOnBusy),
+    `must be one of ${ON_BUSY.map((v) => `'${v}'`).join(', ')}`,
+  );
 
   const lockOptions: LockOptions = {};
   for (const key of NUMERIC) {
     if (record[key] !== undefined) lockOptions[key] = record[key] as number;
   }
-  if (autoExtend !== undefined) lockOptions.autoExtend = autoExtend as boolean;
+  for (const key of BOOLEAN) {
+    if (record[key] !== undefined) lockOptions[key] = record[key] as boolean;
+  }
+  // A skipping job must not queue behind the winner: it would run the same tick after it.
+  if (record.onBusy === 'skip' && record.wait === undefined) lockOptions.wait = 0;
   return Object.freeze(lockOptions);
 }

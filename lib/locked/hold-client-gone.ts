@@ -1,0 +1,132 @@
+import { IntrinsicException, type ExecutionContext } from '@nestjs/common';
+
+/**
+ * Why a `@Locked` handler's wait for its lock stopped: the client that asked went away (the
+ * HTTP connection closed, the WebSocket disconnected). Nobody is left to answer, so the handler
+ * does not run. An `IntrinsicException`: Nest's default filters do not log it.
+ */
+export class ClientGoneError extends IntrinsicException {
+  constructor(readonly where: string) {
+    super(`${where}: the client went away while the call waited for its lock; not run`);
+    this.name = 'ClientGoneError';
+  }
+}
+
+/** What can tell us that a connection is gone: a socket, a response, a WebSocket client. */
+interface CloseSource {
+  destroyed?: boolean;
+  once(event: string, listener: () => void): unknown;
+  removeListener(event: string, listener: () => void): unknown;
+}
+
+const isCloseSource = (value: unknown): value is CloseSource =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as CloseSource).once === 'function' &&
+  typeof (value as CloseSource).removeListener === 'function';
+
+/**
+ * One listener per source and event, however many calls wait on it: a client decides how many
+ * requests it pipelines on a connection (or messages it sends on one WebSocket), and one
+ * listener each would trip Node's MaxListenersExceededWarning and cost a search per removal.
+ */
+interface Watcher {
+  readonly listener: () => void;
+  readonly callbacks: Set<() => void>;
+}
+const watchers = new WeakMap<CloseSource, Map<string, Watcher>>();
+
+function onceGone(source: CloseSource, event: string, callback: () => void): () => void {
+  let byEvent = watchers.get(source);
+  if (byEvent === undefined) watchers.set(source, (byEvent = new Map()));
+  const events = byEvent;
+  let watcher = events.get(event);
+  if (watcher === undefined) {
+    const callbacks = new Set<() => void>();
+    const listener = () => {
+      events.delete(event);
+      for (const call of [...callbacks]) call();
+    };
+    watcher = { listener, callbacks };
+    events.set(event, watcher);
+    source.once(event, listener);
+  }
+  const { callbacks, listener } = watcher;
+  callbacks.add(callback);
+  return () => {
+    callbacks.delete(callback);
+    if (callbacks.size === 0 && events.get(event) === watcher) {
+      events.delete(event);
+      source.removeListener(event, listener);
+    }
+  };
+}
+
+/**
+ * Calls `onGone` once the client of a handler call goes away, or at once if it already has;
+ * returns a function that stops watching. What "gone" means:
+ * - HTTP: the request's socket closed (Express `req.socket`, Fastify `req.raw.socket`), else
+ *   the raw response closed before it finished. Not the request's own `close` event: since
+ *   Node 16 it fires as soon as the request body has been read, with the client still there.
+ * - WebSocket: the client emitted `disconnect` (socket.io) or `close` (ws), or is already
+ *   disconnected / closing.
+ * - RPC and anything else: never (Nest's transports have no per-call "caller gone" signal).
+ */
+export function watchClientGone(context: ExecutionContext, onGone: () => void): () => void {
+  let fired = false;
+  const fire = () => {
+    if (fired) return;
+    fired = true;
+    stop();
+    onGone();
+  };
+  const stops: (() => void)[] = [];
+  const stop = () => {
+    for (const s of stops.splice(0)) s();
+  };
+  const watch = (source: unknown, events: string[]) => {
+    if (!isCloseSource(source)) return false;
+    for (const event of events) stops.push(onceGone(source, event, fire));
+    return true;
+  };
+
+  switch (context.getType()) {
+    case 'http': {
+      const http = context.switchToHttp();
+      const request = http.getRequest<{ raw?: { socket?: unknown }; socket?: unknown }>();
+      const reply = http.getResponse<{ raw?: unknown }>();
+      const response = (reply?.raw ?? reply) as
+        (CloseSource & { writableFinished?: boolean }) | undefined;
+      const socket = (request?.raw ?? request)?.socket as CloseSource | undefined;
+      if (socket?.destroyed === true || response?.destroyed === true) {
+        fire();
+        break;
+      }
+      // The socket: a response waiting behind others pipelined on the connection only learns
+      // of the close through it. The response too, for adapters that give no socket.
+      watch(socket, ['close']);
+      if (response?.writableFinished !== true) watch(response, ['close']);
+      break;
+    }
+    case 'ws': {
+      const client = context.switchToWs().getClient<{
+        connected?: boolean;
+        disconnected?: boolean;
+        readyState?: number;
+      }>();
+      const closing = 2; // WebSocket.CLOSING; CLOSED is 3
+      if (
+        client?.disconnected === true ||
+        (typeof client?.readyState === 'number' && client.readyState >= closing)
+      ) {
+        fire();
+        break;
+      }
+      watch(client, ['disconnect', 'close']);
+      break;
+    }
+    default:
+      break;
+  }
+  return stop;
+}

@@ -1,0 +1,66 @@
+import { REDLOCK_DEFAULTS, RedlockConfigError } from './core';
+
+/**
+ * Every option `RedlockModule` reads: the core's (those with a default, plus `clock`), `nodes`
+ * and `mapLockedError`. Derived from the core's defaults, so an option added there is known here.
+ */
+const KNOWN: ReadonlySet<string> = new Set([
+  'nodes',
+  'mapLockedError',
+  'clock',
+  ...Object.keys(REDLOCK_DEFAULTS),
+]);
+
+/**
+ * Fails the bootstrap on an option `RedlockModule` does not know — a typo (`tll`) would otherwise
+ * leave the default silently in force, as a `@Locked` option typo would (which fails too).
+ * `logger` is refused with its own reason: the module logs through Nest's `Logger`.
+ * @throws RedlockConfigError naming the option, its value and the closest known name
+ */
+export function assertKnownModuleOptions(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (KNOWN.has(key)) continue;
+    const value = (options as Record<string, unknown>)[key];
+    if (key === 'logger') {
+      throw new RedlockConfigError(
+        key,
+        value,
+        "is not an option of RedlockModule: it logs through Nest's Logger (context 'Redlock'); use app.useLogger() or new Redlock(nodes, { logger }) outside Nest",
+      );
+    }
+    const near = closest(key);
+    throw new RedlockConfigError(
+      key,
+      value,
+      `is not an option of RedlockModule${near === undefined ? '' : ` (did you mean ${near}?)`}; expected one of ${[...KNOWN].join(', ')}`,
+    );
+  }
+}
+
+/** The known name within two edits of `key` (case-insensitive), if exactly one is nearest. */
+function closest(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const name of KNOWN) {
+    const d = distance(key.toLowerCase(), name.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions: `tll`/`ttl`). */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}

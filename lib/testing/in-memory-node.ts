@@ -1,0 +1,104 @@
+import type { AcquireReply, RedisNode } from 'nestjs-redlock';
+
+interface Entry {
+  value: string;
+  /** performance.now() at which the key expires. */
+  expiresAt: number;
+}
+
+/**
+ * A Redis node in process memory, with the semantics the lock needs of a real one: keys with a
+ * lease (they expire), all-or-nothing acquisition of several keys, compare-and-extend,
+ * compare-and-delete, and fence counters. What `RedlockTestingModule` locks on, so unit tests of
+ * an app run the real lock manager (waiting, `tryAcquire`, `@Locked`, typed errors) without Redis.
+ * Not for production: one process is no distributed lock.
+ */
+export class InMemoryRedisNode implements RedisNode {
+  readonly name: string;
+  private readonly keys = new Map<string, Entry>();
+  private readonly fences = new Map<string, number>();
+
+  constructor(name = 'in-memory') {
+    this.name = name;
+  }
+
+  async acquire(
+    keys: readonly string[],
+    value: string,
+    ttl: number,
+    fenceKeys?: readonly string[],
+  ): Promise<AcquireReply> {
+    const now = performance.now();
+    let blocking: number | undefined;
+    for (const key of keys) {
+      const entry = this.live(key, now);
+      if (entry !== undefined && entry.value !== value) {
+        blocking = Math.max(blocking ?? 0, Math.ceil(entry.expiresAt - now));
+      }
+    }
+    if (blocking !== undefined) return { acquired: false, pttl: blocking };
+    for (const key of keys) this.keys.set(key, { value, expiresAt: now + ttl });
+    if (fenceKeys === undefined) return { acquired: true };
+    // As the script does: max(the counters, the server's time in µs), so tokens keep increasing.
+    let fence = Math.floor(Date.now() * 1000);
+    for (const key of fenceKeys) fence = Math.max(fence, this.fences.get(key) ?? 0);
+    return { acquired: true, fence };
+  }
+
+  async fence(
+    keys: readonly string[],
+    fenceKeys: readonly string[],
+    value: string,
+    token: number,
+  ): Promise<boolean> {
+    const now = performance.now();
+    if (!keys.every((key) => this.live(key, now)?.value === value)) return false;
+    for (const key of fenceKeys) this.fences.set(key, Math.max(this.fences.get(key) ?? 0, token));
+    return true;
+  }
+
+  async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
+    const now = performance.now();
+    if (!keys.every((key) => this.live(key, now)?.value === value)) return false;
+    for (const key of keys) this.keys.set(key, { value, expiresAt: now + ttl });
+    return true;
+  }
+
+  async release(keys: readonly string[], value: string): Promise<number> {
+    const now = performance.now();
+    let deleted = 0;
+    for (const key of keys) {
+      if (this.live(key, now)?.value === value && this.keys.delete(key)) deleted++;
+    }
+    return deleted;
+  }
+
+  async whenReady(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  /** Whether `key` (a full lock key, prefix included) holds a live lease. */
+  has(key: string): boolean {
+    return this.live(key, performance.now()) !== undefined;
+  }
+
+  /** Deletes `key` whoever holds it: the holder's next extension fails. */
+  drop(key: string): void {
+    this.keys.delete(key);
+  }
+
+  /** Forgets every key and counter. */
+  clear(): void {
+    this.keys.clear();
+    this.fences.clear();
+  }
+
+  private live(key: string, now: number): Entry | undefined {
+    const entry = this.keys.get(key);
+    if (entry !== undefined && entry.expiresAt <= now) {
+      this.keys.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+}
