@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { RedlockModule } from 'nestjs-redlock';
 import { StockModule } from './stock/stock.module';
 
@@ -10,6 +11,8 @@ export interface AppOptions {
   stockRedisUrl: string;
   /** Pause between a decrement's read and its write, ms. @default 5 */
   raceWindowMs?: number;
+  /** Run the scheduled stock report (every second, on one instance per tick). @default false */
+  stockReport?: boolean;
 }
 
 /**
@@ -29,9 +32,11 @@ export class AppModule {
         // Global: @Locked works in every module. The library's defaults otherwise (10 s lease,
         // auto-extended while a handler runs; waiting requests give up after 10 s with a 409).
         RedlockModule.forRoot({ nodes: options.lockNodes }),
+        ...(options.stockReport === true ? [ScheduleModule.forRoot()] : []),
         StockModule.register({
           redisUrl: options.stockRedisUrl,
           raceWindowMs: options.raceWindowMs,
+          report: options.stockReport,
         }),
       ],
       // For modules built on top of the app (the e2e tests add test-only routes this way).

@@ -45,7 +45,9 @@ async function start(config: SampleConfig, running: Running): Promise<void> {
       local(!config.stockRedisUrl, 'a local redis-server process'),
   );
 
-  running.app = await NestFactory.create(AppModule.register({ lockNodes, stockRedisUrl }));
+  running.app = await NestFactory.create(
+    AppModule.register({ lockNodes, stockRedisUrl, stockReport: config.stockReport }),
+  );
   await running.app.listen(config.port, config.host);
   const url = await running.app.getUrl();
   // The demo reads this line to find an instance started with PORT=0.

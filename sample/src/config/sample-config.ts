@@ -7,6 +7,7 @@
  * | `STOCK_REDIS_URL` | the Redis of the stock data, apart from the lock nodes       | 1 local node, embedded   |
  * | `PORT`            | HTTP port (`0`: any free port)                               | `3000`                   |
  * | `HOST`            | address to listen on                                         | `127.0.0.1`              |
+ * | `STOCK_REPORT`    | `1`: run the scheduled stock report (one instance per tick)  | off                      |
  *
  * Embedded nodes are `redis-server` processes on free loopback ports, started by the sample
  * and stopped when it exits: a try-out needs no Redis set up.
@@ -18,6 +19,8 @@ export interface SampleConfig {
   stockRedisUrl: string | undefined;
   port: number;
   host: string;
+  /** From `STOCK_REPORT` (`1` or `true`): run the every-second stock report job. */
+  stockReport: boolean;
 }
 
 /** Default `PORT`. */
@@ -41,6 +44,7 @@ export function readSampleConfig(env: NodeJS.ProcessEnv = process.env): SampleCo
     stockRedisUrl,
     port: port(env.PORT),
     host: env.HOST?.trim() || DEFAULT_HOST,
+    stockReport: ['1', 'true'].includes(env.STOCK_REPORT?.trim().toLowerCase() ?? ''),
   };
 }
 

@@ -12,4 +12,10 @@ export interface StockModuleOptions {
    * @default DEFAULT_RACE_WINDOW_MS (5)
    */
   raceWindowMs?: number;
+  /**
+   * Run the scheduled stock report (`StockReportJob`: every second, on one instance of the
+   * cluster). Needs `ScheduleModule.forRoot()` in the app.
+   * @default false
+   */
+  report?: boolean;
 }

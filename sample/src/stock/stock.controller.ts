@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CurrentLock, Locked, type Lock } from 'nestjs-redlock';
 import { ParseQuantityPipe } from './parse-quantity.pipe';
+import { ParseStockIdPipe } from './parse-stock-id.pipe';
 import type { StockLevel } from './stock-level';
 import { StockService } from './stock.service';
 
@@ -9,8 +10,13 @@ import { StockService } from './stock.service';
  * ({@link StockService.decrement}); only the lock differs:
  *
  * - `decrement-unsafe`: no lock — concurrent requests lose updates (the classic race);
- * - `decrement`: `@Locked('stock:{id}')` — waits for the lock (up to the module's `wait`), exact;
- * - `decrement-nowait`: `@Locked('stock:{id}', { wait: 0 })` — one attempt, 409 when busy, exact.
+ * - `decrement`: `@Locked('stock:{args.0}')` — waits for the lock (up to the module's `wait`), exact;
+ * - `decrement-nowait`: `@Locked('stock:{args.0}', { wait: 0 })` — one attempt, 409 when busy, exact.
+ *
+ * Every route reads the item id through {@link ParseStockIdPipe} (`/stock/042` is item `42`),
+ * and the locks are named from that piped id — `{args.0}`, the handler's first parameter after
+ * its pipe — not from the raw URL (`{id}`): otherwise `/stock/042` and `/stock/42` would take
+ * two different locks on one stock level. A handler locked on its arguments is `async`.
  *
  * Every decrement answers 200 with the new level, 404 for an unknown item, 409 "Out of stock"
  * at 0. A lock held by another request is 409 too (with `Retry-After`), nodes down is 503.
@@ -21,7 +27,7 @@ export class StockController {
 
   /** The stock of an item; 404 when it was never set. */
   @Get(':id')
-  get(@Param('id') id: string): Promise<StockLevel> {
+  get(@Param('id', ParseStockIdPipe) id: string): Promise<StockLevel> {
     return this.stock.get(id);
   }
 
@@ -30,35 +36,46 @@ export class StockController {
    * between a locked decrement's read and write would be overwritten by it.
    */
   @Put(':id')
-  @Locked('stock:{id}')
-  set(
-    @Param('id') id: string,
+  @Locked('stock:{args.0}', { fencing: true })
+  async set(
+    @Param('id', ParseStockIdPipe) id: string,
     @Body('quantity', new ParseQuantityPipe()) quantity: number,
+    @CurrentLock() lock: Lock,
   ): Promise<StockLevel> {
-    return this.stock.set(id, quantity);
+    return this.stock.set(id, quantity, lock.fencingToken);
   }
 
   /** No lock: shows what goes wrong without one. Never do this. */
   @Post(':id/decrement-unsafe')
   @HttpCode(200)
-  decrementUnsafe(@Param('id') id: string): Promise<StockLevel> {
+  decrementUnsafe(@Param('id', ParseStockIdPipe) id: string): Promise<StockLevel> {
     return this.stock.decrement(id);
   }
 
-  /** Waits for the item's lock, then decrements; the lock's signal stops a stale write. */
+  /**
+   * Waits for the item's lock, then decrements. The lock's fencing token makes the stock refuse
+   * the write of a holder that was paused past its lease (409); its signal stops the work early
+   * when the loss is noticed in time.
+   */
   @Post(':id/decrement')
   @HttpCode(200)
-  @Locked('stock:{id}')
-  decrement(@Param('id') id: string, @CurrentLock() lock: Lock): Promise<StockLevel> {
-    return this.stock.decrement(id, { signal: lock.signal });
+  @Locked('stock:{args.0}', { fencing: true })
+  async decrement(
+    @Param('id', ParseStockIdPipe) id: string,
+    @CurrentLock() lock: Lock,
+  ): Promise<StockLevel> {
+    return this.stock.decrement(id, { signal: lock.signal, fencingToken: lock.fencingToken });
   }
 
   /** One attempt at the item's lock: 409 at once when another request holds it. */
   @Post(':id/decrement-nowait')
   @HttpCode(200)
-  @Locked('stock:{id}', { wait: 0 })
-  decrementNoWait(@Param('id') id: string, @CurrentLock() lock: Lock): Promise<StockLevel> {
-    return this.stock.decrement(id, { signal: lock.signal });
+  @Locked('stock:{args.0}', { wait: 0, fencing: true })
+  async decrementNoWait(
+    @Param('id', ParseStockIdPipe) id: string,
+    @CurrentLock() lock: Lock,
+  ): Promise<StockLevel> {
+    return this.stock.decrement(id, { signal: lock.signal, fencingToken: lock.fencingToken });
   }
 
   /**
@@ -68,7 +85,7 @@ export class StockController {
   @Post(':id/restock')
   @HttpCode(200)
   restock(
-    @Param('id') id: string,
+    @Param('id', ParseStockIdPipe) id: string,
     @Body('quantity', new ParseQuantityPipe(1)) quantity: number,
   ): Promise<StockLevel> {
     return this.stock.restock(id, quantity);

@@ -5,6 +5,7 @@ import { stockRedisProvider } from './stock-redis.provider';
 import type { StockModuleOptions } from './stock-module-options';
 import { StockController } from './stock.controller';
 import { StockService } from './stock.service';
+import { StockReportJob } from './stock-report.job';
 
 /**
  * The stock API and its Redis (the data, apart from the lock nodes). Needs `RedlockModule`
@@ -26,6 +27,7 @@ export class StockModule implements OnApplicationShutdown {
         { provide: STOCK_MODULE_OPTIONS, useValue: options },
         stockRedisProvider(options.redisUrl),
         StockService,
+        ...(options.report === true ? [StockReportJob] : []),
       ],
       exports: [StockService],
     };
