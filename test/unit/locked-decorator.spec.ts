@@ -1,8 +1,17 @@
 import 'reflect-metadata';
-import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
-import { Locked, LockedInterceptor, LOCKED_METADATA, RedlockConfigError } from '../../lib';
+import { Param, SetMetadata } from '@nestjs/common';
+import { INTERCEPTORS_METADATA, PROPERTY_DEPS_METADATA } from '@nestjs/common/constants';
+import {
+  CurrentLock,
+  Locked,
+  LockedInterceptor,
+  LOCKED_METADATA,
+  RedlockConfigError,
+  RedlockService,
+} from '../../lib';
 import type { LockedContext } from '../../lib';
 import { getLockedMetadata } from '../../lib/locked/locked-metadata';
+import { isLockedWrapper } from '../../lib/locked/locked-method';
 
 const context = (request: unknown): LockedContext => ({
   args: [request],
@@ -119,5 +128,109 @@ describe('@Locked at decoration time (class definition = bootstrap)', () => {
     expect(() => resolve(context({ params: { ids: Promise.resolve('a') } }))).toThrow(
       /synchronously/,
     );
+  });
+});
+
+describe('@Locked wraps the method on the prototype, when applied', () => {
+  it('replaces the method with the locking wrapper, keeping name, length and every metadata', () => {
+    class Service {
+      @SetMetadata('test:above', 1)
+      @Locked('settle:{args.0}')
+      @SetMetadata('test:below', 2)
+      async settle(_day: string, _n: number) {}
+    }
+    const wrapper = Service.prototype.settle;
+    expect(isLockedWrapper(wrapper)).toBe(true);
+    expect(wrapper.name).toBe('settle');
+    expect(wrapper.length).toBe(2);
+    expect(Reflect.getMetadata('test:above', wrapper)).toBe(1);
+    expect(Reflect.getMetadata('test:below', wrapper)).toBe(2);
+    expect(Reflect.getMetadata(LOCKED_METADATA, wrapper)).toBe(getLockedMetadata(wrapper));
+  });
+
+  it('declares the lock-manager injection once per class (a subclass inherits it)', () => {
+    class Service {
+      @Locked('a')
+      async a() {}
+      @Locked('b')
+      async b() {}
+    }
+    class Sub extends Service {
+      @Locked('c')
+      async c() {}
+    }
+    const deps = (type: object): { type: unknown }[] =>
+      Reflect.getMetadata(PROPERTY_DEPS_METADATA, type);
+    expect(deps(Service).filter((d) => d.type === RedlockService)).toHaveLength(1);
+    expect(deps(Sub).filter((d) => d.type === RedlockService)).toHaveLength(1);
+  });
+
+  it('records how the method returns', () => {
+    class Shapes {
+      @Locked('a')
+      async promised() {}
+      @Locked('b')
+      async *generated() {}
+      @Locked('c')
+      plain() {}
+    }
+    const kind = (method: unknown) => getLockedMetadata(method)!.kind;
+    expect(kind(Shapes.prototype.promised)).toBe('async');
+    expect(kind(Shapes.prototype.generated)).toBe('asyncGenerator');
+    expect(kind(Shapes.prototype.plain)).toBe('sync');
+  });
+
+  it('rejects a synchronous generator: a lock cannot be held across its steps', () => {
+    expect(() => {
+      class Gen {
+        @Locked('a')
+        *items() {}
+      }
+      return Gen;
+    }).toThrow(/@Locked on Gen\.items.*async \*/);
+  });
+
+  it('a call on an instance no application created fails closed (sync: throws; async: rejects)', async () => {
+    let ran = 0;
+    class Orphan {
+      @Locked('a')
+      async work() {
+        ran++;
+      }
+      @Locked('b')
+      plain() {
+        ran++;
+      }
+    }
+    await expect(new Orphan().work()).rejects.toThrow(/@Locked on Orphan\.work.*RedlockService/);
+    expect(() => new Orphan().plain()).toThrow(/@Locked on Orphan\.plain.*declare it `async`/);
+    expect(ran).toBe(0);
+  });
+});
+
+describe('@Locked naming the lock from the arguments ({args.N})', () => {
+  it('flags templates reading only args; request, payload, constant and function keys are not', () => {
+    const reads = (decorator: MethodDecorator) =>
+      getLockedMetadata(define(() => decorator).prototype.method)!.readsArguments;
+    expect(reads(Locked('stock:{args.0}'))).toBe(true);
+    expect(reads(Locked(['a:{args.0.from}', 'a:{args.1}']))).toBe(true);
+    expect(reads(Locked('stock:{id}'))).toBe(false);
+    expect(reads(Locked('msg:{data.id}'))).toBe(false);
+    expect(reads(Locked('constant'))).toBe(false);
+    expect(reads(Locked(() => 'fn'))).toBe(false);
+  });
+
+  it('rejects mixing args with request placeholders, at class definition', () => {
+    expect(() => define(() => Locked(['a:{args.0}', 'b:{body.x}']))).toThrow(
+      /@Locked on Target\.method.*mixes \{args\.N\}/,
+    );
+  });
+
+  it('finds the @CurrentLock() parameters the wrapper fills in', () => {
+    class Handler {
+      @Locked('stock:{args.0}')
+      async decrement(@Param('id') _id: string, @CurrentLock() _lock: unknown) {}
+    }
+    expect(getLockedMetadata(Handler.prototype.decrement)!.currentLockParams).toEqual([1]);
   });
 });

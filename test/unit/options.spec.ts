@@ -44,10 +44,26 @@ describe('option validation', () => {
     );
   });
 
-  it('rejects a nodeTimeout that is not smaller than the ttl', () => {
-    const error = configError(() => new Redlock(nodes, { ttl: 1000, nodeTimeout: 1000 }));
-    expect(error.option).toBe('nodeTimeout');
-    expect(error.message).toMatch(/smaller than ttl/);
+  it.each([1000, 900, 251])(
+    'rejects nodeTimeout %p with ttl 1000: more than a quarter of the ttl (issue 6 item 10)',
+    (nodeTimeout) => {
+      const error = configError(() => new Redlock(nodes, { ttl: 1000, nodeTimeout }));
+      expect(error.option).toBe('nodeTimeout');
+      expect(error.message).toMatch(/at most a quarter of ttl/);
+    },
+  );
+
+  it('accepts nodeTimeout of exactly a quarter of the ttl', () => {
+    expect(() => new Redlock(nodes, { ttl: 1000, nodeTimeout: 250 })).not.toThrow();
+  });
+
+  it('rejects a per-call ttl below 4 × nodeTimeout', async () => {
+    const redlock = new Redlock(nodes, { nodeTimeout: 100 });
+    const error = (await redlock
+      .acquire('r', { ttl: 399 })
+      .catch((e: unknown) => e)) as RedlockConfigError;
+    expect(error).toBeInstanceOf(RedlockConfigError);
+    expect(error.message).toMatch(/at least 4 × nodeTimeout \(100 ms\)/);
   });
 
   it('accepts the defaults, wait: 0 and wait: Infinity', () => {

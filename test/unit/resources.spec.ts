@@ -4,9 +4,9 @@ import { memoryNodes } from './memory-node';
 
 describe('resources', () => {
   it('de-duplicates and sorts, so [a, b] and [b, a] lock the same keys in the same order', () => {
-    expect(normalizeResources(['b', 'a', 'b'])).toEqual(['a', 'b']);
-    expect(normalizeResources(['b', 'a'])).toEqual(normalizeResources(['a', 'b']));
-    expect(normalizeResources('x')).toEqual(['x']);
+    expect(normalizeResources(['b', 'a', 'b'], 1024)).toEqual(['a', 'b']);
+    expect(normalizeResources(['b', 'a'], 1024)).toEqual(normalizeResources(['a', 'b'], 1024));
+    expect(normalizeResources('x', 1024)).toEqual(['x']);
   });
 
   it.each([[''], [[]], [['a', '']], [42], [null], [undefined], [['a', 7]], [{ id: 1 }]])(

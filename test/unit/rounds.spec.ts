@@ -2,6 +2,8 @@ import { LockNotAcquiredError, Redlock } from '../../lib';
 import { memoryNodes, type MemoryNode } from './memory-node';
 
 const never = new Promise<void>(() => undefined);
+/** Closing with a lock still held warns by design; these tests are not about that. */
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** Puts a foreign owner's key on the given nodes. */
 function holdElsewhere(nodes: MemoryNode[], key = 'redlock:r') {
@@ -13,7 +15,7 @@ describe('the quorum decision', () => {
     const nodes = memoryNodes(5);
     nodes[3].gate = never;
     nodes[4].gate = never;
-    const redlock = new Redlock(nodes, { nodeTimeout: 5_000, ttl: 20_000 });
+    const redlock = new Redlock(nodes, { logger: quiet, nodeTimeout: 5_000, ttl: 20_000 });
     const started = performance.now();
     const lock = await redlock.acquire('r');
     // The hung nodes would cost 5 s if they were waited for.
@@ -30,7 +32,7 @@ describe('the quorum decision', () => {
     nodes[1].failure = new Error('down');
     let open!: () => void;
     nodes[4].gate = new Promise((resolve) => (open = resolve));
-    const redlock = new Redlock(nodes, { nodeTimeout: 2_000 });
+    const redlock = new Redlock(nodes, { logger: quiet, nodeTimeout: 2_000 });
     const pending = redlock.acquire('r', { wait: 0 });
     setTimeout(open, 20);
     const lock = await pending;
@@ -43,7 +45,7 @@ describe('the quorum decision', () => {
     const nodes = memoryNodes(5);
     holdElsewhere(nodes.slice(0, 3));
     nodes[4].gate = never;
-    const redlock = new Redlock(nodes, { nodeTimeout: 5_000, ttl: 20_000 });
+    const redlock = new Redlock(nodes, { logger: quiet, nodeTimeout: 5_000, ttl: 20_000 });
     const started = performance.now();
     const error = await redlock.acquire('r', { wait: 0 }).catch((e: unknown) => e);
     expect(performance.now() - started).toBeLessThan(4_000);
@@ -102,7 +104,12 @@ describe('the quorum decision', () => {
     let open!: () => void;
     nodes[0].gate = new Promise((resolve) => (open = resolve));
     nodes[1].failure = new Error('down');
-    const redlock = new Redlock(nodes, { nodeTimeout: 50, retryDelay: 10, retryJitter: 0 });
+    const redlock = new Redlock(nodes, {
+      logger: quiet,
+      nodeTimeout: 50,
+      retryDelay: 10,
+      retryJitter: 0,
+    });
     const pending = redlock.acquire('r', { wait: 2_000 });
     await new Promise((r) => setTimeout(r, 100));
     open();
