@@ -26,6 +26,7 @@ import {
   LockedInterceptor,
   LockNotAcquiredError,
   LockResourceError,
+  RedlockConfigError,
   RedlockModule,
   RedlockService,
   type Lock,
@@ -234,12 +235,11 @@ class CounterService {
     return id;
   }
 
-  @Locked('sync:{args.0}')
-  double(n: number) {
-    return n * 2;
-  }
-
-  /** Reached through ExternalContextCreator below, as a gateway/resolver method would be. */
+  /**
+   * Reached through ExternalContextCreator below, as a gateway method would be; marked as one
+   * with the metadata @SubscribeMessage sets (a payload template needs a message handler).
+   */
+  @SetMetadata('message', 'msg')
   @Locked('msg:{data.id}', { wait: 0 })
   handleMessage(data: { id: string }) {
     return { id: data.id, resources: this.redlock.currentLock()?.resources };
@@ -474,27 +474,17 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
 
     it("keeps the method's name, this, and every other decorator's metadata", () => {
       const service = a.get(CounterService);
-      const original = CounterService.prototype.increment;
-      expect(Object.hasOwn(service, 'increment')).toBe(true);
-      expect(service.increment).not.toBe(original);
-      expect(service.increment.name).toBe('increment');
-      expect(service.increment.length).toBe(original.length);
-      expect(Reflect.getMetadata('test:tag', service.increment)).toBe('kept-above');
-      expect(Reflect.getMetadata(LOCKED_METADATA, service.increment)).toBe(
-        Reflect.getMetadata(LOCKED_METADATA, original),
-      );
-      expect(Reflect.getMetadataKeys(service.increment).sort()).toEqual(
-        Reflect.getMetadataKeys(original).sort(),
-      );
-      // Each app wrapped its own instance; the class is untouched.
-      expect(b.get(CounterService).increment).not.toBe(service.increment);
-      expect(Reflect.getMetadata('test:tag', original)).toBe('kept-above');
-    });
-
-    it('a locked synchronous method returns a Promise of its result', async () => {
-      const result = a.get(CounterService).double(21);
-      expect(result).toBeInstanceOf(Promise);
-      await expect(result).resolves.toBe(42);
+      const wrapper = CounterService.prototype.increment;
+      // Wrapped once, on the prototype, when the decorator was applied: both apps' instances
+      // share it, and each finds its own RedlockService through `this`.
+      expect(Object.hasOwn(service, 'increment')).toBe(false);
+      expect(b.get(CounterService).increment).toBe(wrapper);
+      expect(wrapper.name).toBe('increment');
+      expect(wrapper.length).toBe(1);
+      // Decorators applied before @Locked (below it) and after it (above) both stay readable.
+      expect(Reflect.getMetadata('test:tag', wrapper)).toBe('kept-above');
+      expect(Reflect.getMetadata(LOCKED_METADATA, wrapper)).toBeDefined();
+      expect(Reflect.getMetadataKeys(wrapper)).toEqual(expect.arrayContaining(['test:tag']));
     });
 
     it('rethrows typed errors for a provider method (no HTTP mapping)', async () => {
@@ -510,10 +500,8 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
         await holder.release();
       }
       await expect(a.get(CounterService).tryWork('1')).resolves.toBe('1');
-      // Called directly, a provider method has no RPC payload: {data.id} cannot resolve.
-      await expect(a.get(CounterService).handleMessage({ id: 'x' })).rejects.toBeInstanceOf(
-        LockResourceError,
-      );
+      // Called directly, a synchronous message handler cannot be locked: it throws, unrun.
+      expect(() => a.get(CounterService).handleMessage({ id: 'x' })).toThrow(RedlockConfigError);
     });
 
     it('a method Nest calls through the instance with interceptors is locked once, by the interceptor', async () => {
@@ -633,7 +621,7 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
       }
     }
 
-    it('warns for request-scoped providers, wraps transient instances, applies the module mapper', async () => {
+    it('locks request-scoped and transient instances (no warning), applies the module mapper', async () => {
       const logger = new Recorder();
       const app = await createApp(
         {
@@ -653,15 +641,11 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
         },
       );
       try {
-        expect(logger.warnings).toEqual(
-          expect.arrayContaining([
-            expect.stringMatching(/PerRequestService\.work is not applied: .*request-scoped/),
-            expect.stringMatching(
-              /TransientHelper\.work is not applied in the instances created for request-scoped RequestScopedUsesTransient/,
-            ),
-          ]),
-        );
+        expect(logger.warnings).toEqual([]);
         await expect(app.get(UsesTransient).helper.work('5')).resolves.toEqual(['transient:5']);
+        const perRequest = await app.resolve(RequestScopedUsesTransient);
+        await expect(perRequest.helper.work('6')).resolves.toEqual(['transient:6']);
+        await expect((await app.resolve(PerRequestService)).work()).resolves.toBeUndefined();
         await expect(app.get(CounterService).increment(undefined as never)).rejects.toThrow(
           'module-mapped provider error',
         );

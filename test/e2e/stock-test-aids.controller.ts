@@ -22,7 +22,7 @@ import { StockService } from '../../sample/src/stock/stock.service';
  */
 
 /** The lease of {@link StockTestAidsController.hold}: short, so a test can outlive it 3 times. */
-export const HOLD_TTL_MS = 600;
+export const HOLD_TTL_MS = 800; // at least 4 × the sample's nodeTimeout (200 ms)
 
 /** How many `occupy` handlers are inside at once, across both apps (one process). */
 export const occupancy = {

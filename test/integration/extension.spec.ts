@@ -93,6 +93,7 @@ describe('extension and auto-extension (5 real nodes)', () => {
     redlock.on('lockLost', (error) => events.push(`event ${error.resources.join()}`));
     let routineFinished = false;
     let abortedAt = 0;
+    let finishedAt = 0;
     const started = performance.now();
     const outcome = redlock
       .using('r', async (lock) => {
@@ -100,6 +101,7 @@ describe('extension and auto-extension (5 real nodes)', () => {
         await delay(100);
         await Promise.all([fleet.nodes[0].kill(), fleet.nodes[1].kill(), fleet.nodes[2].kill()]);
         await delay(1_500);
+        finishedAt = performance.now() - started;
         routineFinished = true;
         return 'result that must not be trusted';
       })
@@ -107,11 +109,13 @@ describe('extension and auto-extension (5 real nodes)', () => {
     const error = await outcome;
     expect(error).toBeInstanceOf(LockLostError);
     expect(routineFinished).toBe(true);
-    // lost when the validity ran out (≈ ttl after the last extension), long before the routine ended
+    // Lost when the validity ran out (≈ ttl after the last extension, before the kills), while
+    // the routine still ran: its last 1.5 s start after the kills. Not a fixed bound, which a
+    // loaded machine (slow kills) overran.
     expect(abortedAt).toBeGreaterThan(100);
-    expect(abortedAt).toBeLessThan(1_100);
+    expect(abortedAt).toBeLessThan(finishedAt - 300);
     expect(events).toEqual(['event r']);
-    expect(logger.lines.some((l) => l.startsWith('warn Lock on [r] was lost'))).toBe(true);
+    expect(logger.lines.some((l) => l.startsWith('warn Lock on ["r"] was lost'))).toBe(true);
   });
 
   it("a routine's own error wins over a lost lock", async () => {

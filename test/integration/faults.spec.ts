@@ -43,19 +43,18 @@ describe('faults (5 real nodes)', () => {
     await again!.release();
   });
 
-  it('with 3 of 5 nodes killed, fails with reason "unavailable" within the wait budget', async () => {
+  it('with 3 of 5 nodes killed, fails "unavailable" at once instead of waiting out the budget (issue 6 item 16)', async () => {
     await Promise.all([fleet.nodes[1].kill(), fleet.nodes[2].kill(), fleet.nodes[4].kill()]);
-    const wait = 1_000;
+    const wait = 10_000;
     const { ms, result } = await timed(() =>
       redlock.acquire('r', { wait }).catch((e: unknown) => e),
     );
     expect(result).toBeInstanceOf(LockNotAcquiredError);
     const error = result as LockNotAcquiredError;
     expect(error.reason).toBe('unavailable');
-    expect(error.attempts).toBeGreaterThan(1);
-    // the last attempt ends within one node timeout (plus its cleanup) after the budget
-    expect(ms).toBeGreaterThanOrEqual(wait - 5);
-    expect(ms).toBeLessThan(wait + 2 * NODE_TIMEOUT + 300);
+    expect(error.message).toMatch(/3 of 5 Redis nodes are down/);
+    // The landed code waited the whole 10 s budget (68 attempts per call in the review).
+    expect(ms).toBeLessThan(wait / 4);
     // and the surviving nodes keep nothing of ours
     for (const node of [fleet.nodes[0], fleet.nodes[3]]) {
       expect(await node.command('EXISTS', 'redlock:r')).toBe(0);
@@ -103,10 +102,17 @@ describe('faults (5 real nodes)', () => {
       fleet.nodes[2].restart(),
       fleet.nodes[4].restart(),
     ]);
-    // the clients reconnect on their own (and the restarted nodes have an empty script cache)
-    const lock = await redlock.acquire('r', { wait: 5_000 });
-    expect(lock.remainingMs()).toBeGreaterThan(0);
-    await lock.release();
+    // The clients reconnect on their own (and the restarted nodes have an empty script cache);
+    // until they have, a call fails at once as unavailable, after that it succeeds.
+    let lock: Lock | undefined;
+    expect(
+      await eventually(async () => {
+        lock = await redlock.acquire('r', { wait: 0 }).catch(() => undefined);
+        return lock !== undefined;
+      }, 10_000),
+    ).toBe(true);
+    expect(lock?.remainingMs()).toBeGreaterThan(0);
+    await lock?.release();
   });
 
   describe('one node SIGSTOPped (hung: its TCP connection stays open)', () => {
@@ -116,7 +122,7 @@ describe('faults (5 real nodes)', () => {
       probe = undefined;
     });
 
-    it('costs acquire nothing and release about one node timeout, not a TCP timeout', async () => {
+    it('costs neither acquire nor release the node timeout (issue 6 item 17)', async () => {
       // A node timeout far above the figures measured, so that waiting for the hung node
       // (≥ 1 s) cannot be mistaken for a slow machine.
       const slowTimeout = 1_000;
@@ -140,13 +146,13 @@ describe('faults (5 real nodes)', () => {
         console.log(
           `acquire median: healthy ${median(healthy.times).toFixed(2)} ms, one node SIGSTOPped ` +
             `${median(hung.times).toFixed(2)} ms (max ${Math.max(...hung.times).toFixed(2)}); ` +
-            `release with the hung node ${hung.releaseMs.toFixed(0)} ms (nodeTimeout ${slowTimeout})`,
+            `20 releases with the hung node ${hung.releaseMs.toFixed(0)} ms (nodeTimeout ${slowTimeout})`,
         );
         // The quorum answers without the hung node: acquiring never waits for it.
         expect(Math.max(...hung.times)).toBeLessThan(slowTimeout / 2);
-        // Release asks every node and waits one node timeout for the hung one, no longer.
-        expect(hung.releaseMs).toBeGreaterThanOrEqual(slowTimeout - 5);
-        expect(hung.releaseMs).toBeLessThan(slowTimeout + 500);
+        // Release resolves once a quorum confirmed: the hung node is not waited for (the landed
+        // code waited one node timeout for it on every release).
+        expect(hung.releaseMs).toBeLessThan(slowTimeout / 2);
         expect(healthy.releaseMs).toBeLessThan(slowTimeout / 2);
       } finally {
         await patient.close();

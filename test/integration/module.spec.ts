@@ -154,6 +154,8 @@ describe('RedlockModule (3 real nodes)', () => {
     })
       .setLogger(logger)
       .compile();
+    // The core (and its node adapters, which check the clients' settings) is created at init.
+    await moduleRef.init();
     expect(
       logger.lines.some(
         (l) => l.startsWith('warn') && l.includes('enableOfflineQueue') && l.includes('Redlock'),

@@ -32,6 +32,16 @@ describe('quorum masks (5 real nodes)', () => {
     const blocked = [0, 1, 2, 3, 4].filter((i) => mask & (1 << i));
     await Promise.all(blocked.map((i) => clients[i].set(key, 'foreign', 'PX', 30_000)));
     const free = 5 - blocked.length;
+    /** Whether, within a second, the blocked nodes hold `foreign` and every other `elsewhere`. */
+    const settlesTo = (elsewhere: string | null) => {
+      const expected = JSON.stringify(
+        [0, 1, 2, 3, 4].map((i) => (blocked.includes(i) ? 'foreign' : elsewhere)),
+      );
+      return eventually(
+        async () => JSON.stringify(await Promise.all(clients.map((c) => c.get(key)))) === expected,
+        1_000,
+      );
+    };
 
     const lock = await redlock.tryAcquire(resource);
     const values = await Promise.all(clients.map((c) => c.get(key)));
@@ -41,21 +51,20 @@ describe('quorum masks (5 real nodes)', () => {
       // Decided at quorum: a quorum holds our value now; the remaining free nodes' SETs may
       // still be in flight, and land shortly.
       expect(values.filter((value) => value === lock!.value).length).toBeGreaterThanOrEqual(3);
-      const expected = [0, 1, 2, 3, 4].map((i) => (blocked.includes(i) ? 'foreign' : lock!.value));
-      const current = () => Promise.all(clients.map((c) => c.get(key)));
-      expect(
-        await eventually(
-          async () => JSON.stringify(await current()) === JSON.stringify(expected),
-          1_000,
-        ),
-      ).toBe(true);
+      expect(await settlesTo(lock!.value)).toBe(true);
       await lock!.release();
+      // release() resolves once a quorum confirmed (issue 6 item 17): the other deletes land
+      // shortly after, not necessarily before it resolved.
+      expect(await settlesTo(null)).toBe(true);
     } else {
       expect(lock).toBeNull();
-      // nothing of ours left anywhere; the foreign keys untouched
-      values.forEach((value, i) => expect(value).toBe(blocked.includes(i) ? 'foreign' : null));
+      // Nothing of ours left anywhere, the foreign keys untouched: at once on the nodes that
+      // answered; a free node whose answer the early decision did not wait for gets its cleanup
+      // queued behind its acquire, so it is clean shortly after.
+      values.forEach((value, i) => {
+        if (blocked.includes(i)) expect(value).toBe('foreign');
+      });
+      expect(await settlesTo(null)).toBe(true);
     }
-    const after = await Promise.all(clients.map((c) => c.get(key)));
-    after.forEach((value, i) => expect(value).toBe(blocked.includes(i) ? 'foreign' : null));
   });
 });

@@ -70,7 +70,7 @@ describe('shutdown', () => {
     expect(lost).toEqual(['job']);
     expect(
       logger.lines.some((l) =>
-        /^warn Lock on \[job\] was lost: its lock manager was closed/.test(l),
+        /^warn Lock on \["job"\] was lost: its lock manager was closed/.test(l),
       ),
     ).toBe(true);
     // released on the nodes at once: another owner can take it while the routine still runs

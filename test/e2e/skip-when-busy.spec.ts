@@ -1,0 +1,206 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  Controller,
+  Inject,
+  Injectable,
+  Param,
+  Post,
+  type INestApplication,
+  type LoggerService,
+} from '@nestjs/common';
+import { Cron, ScheduleModule } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { Locked, LockNotAcquiredError, Redlock, RedlockModule } from '../../lib';
+import { startFleet, type RedisFleet } from '../support/fleet';
+
+/**
+ * `@Locked(…, { onBusy: 'skip' })` (issue 10 item 6): the run-once-per-cluster job. When another
+ * owner holds the lock the call does not run, resolves to undefined and logs one debug line —
+ * never an error; an outage (unavailable) still fails loudly.
+ */
+
+let fleet: RedisFleet;
+let rival: Redlock;
+
+/** Every log line of the apps, by level. */
+class Lines implements LoggerService {
+  readonly lines: string[] = [];
+  log(message: string) {
+    this.lines.push(`log ${message}`);
+  }
+  warn(message: string) {
+    this.lines.push(`warn ${message}`);
+  }
+  error(message: string) {
+    this.lines.push(`error ${message}`);
+  }
+  debug(message: string) {
+    this.lines.push(`debug ${message}`);
+  }
+  verbose() {}
+}
+
+const INSTANCE = Symbol('instance name');
+const runs: { instance: string; second: number }[] = [];
+let inside = 0;
+let maxInside = 0;
+
+async function work(ms: number): Promise<void> {
+  inside++;
+  maxInside = Math.max(maxInside, inside);
+  try {
+    await delay(ms);
+  } finally {
+    inside--;
+  }
+}
+
+@Injectable()
+class ReportJob {
+  constructor(@Inject(INSTANCE) private readonly instance: string) {}
+
+  /** Every second on every instance; one instance per tick does the work. */
+  @Cron('* * * * * *')
+  @Locked('skip:report', { onBusy: 'skip' })
+  async report(): Promise<string> {
+    runs.push({ instance: this.instance, second: Math.floor(Date.now() / 1000) });
+    // Held well into the tick, so the other instance's run of the same tick finds it held.
+    await work(600);
+    return 'done';
+  }
+}
+
+@Injectable()
+class Consumer {
+  runs = 0;
+
+  @Locked('skip:consume:{args.0}', { onBusy: 'skip' })
+  async consume(id: string): Promise<string> {
+    this.runs++;
+    return `consumed ${id}`;
+  }
+}
+
+@Controller('skip')
+class SkipController {
+  runs = 0;
+
+  @Post(':id')
+  @Locked('skip:route:{id}', { onBusy: 'skip' })
+  async run(@Param('id') id: string) {
+    this.runs++;
+    return { id };
+  }
+}
+
+async function createApp(instance: string, logger: LoggerService, withSchedule: boolean) {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      ...(withSchedule ? [ScheduleModule.forRoot()] : []),
+      RedlockModule.forRoot({ nodes: fleet.urls(), nodeTimeout: 250 }),
+    ],
+    controllers: withSchedule ? [] : [SkipController],
+    providers: [{ provide: INSTANCE, useValue: instance }, withSchedule ? ReportJob : Consumer],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger });
+  await app.init();
+  return app;
+}
+
+beforeAll(async () => {
+  fleet = await startFleet(3);
+  rival = new Redlock(fleet.urls(), {
+    nodeTimeout: 250,
+    logger: { log() {}, warn() {}, error() {} },
+  });
+});
+
+afterAll(async () => {
+  await rival?.close();
+  await fleet?.stop();
+});
+
+describe('a @Cron job with onBusy: skip on two instances', () => {
+  it('runs once per tick, on one instance, and the other logs a debug line instead of an error', async () => {
+    const logger = new Lines();
+    const apps: INestApplication[] = [];
+    try {
+      apps.push(await createApp('a', logger, true), await createApp('b', logger, true));
+      const until = Date.now() + 15_000;
+      while (runs.length < 4 && Date.now() < until) await delay(50);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+    }
+    expect(runs.length).toBeGreaterThanOrEqual(4);
+    expect(maxInside).toBe(1);
+    // Each tick (second) ran exactly once across the two instances.
+    const seconds = runs.map((r) => r.second);
+    expect(new Set(seconds).size).toBe(seconds.length);
+    const skipped = logger.lines.filter((l) =>
+      /^debug @Locked on ReportJob\.report skipped: the lock on \["skip:report"\] is held by another owner$/.test(
+        l,
+      ),
+    );
+    expect(skipped.length).toBeGreaterThanOrEqual(runs.length - 1);
+    expect(logger.lines.filter((l) => l.startsWith('error '))).toEqual([]);
+  });
+});
+
+describe('onBusy: skip on a provider method and a route', () => {
+  let app: INestApplication;
+  const logger = new Lines();
+
+  beforeAll(async () => {
+    app = await createApp('c', logger, false);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('a busy provider method resolves to undefined without running; a free one runs', async () => {
+    const consumer = app.get(Consumer);
+    const held = await rival.acquire('skip:consume:1');
+    try {
+      await expect(consumer.consume('1')).resolves.toBeUndefined();
+      expect(consumer.runs).toBe(0);
+    } finally {
+      await held.release();
+    }
+    await expect(consumer.consume('1')).resolves.toBe('consumed 1');
+    expect(consumer.runs).toBe(1);
+  });
+
+  it('a busy route answers without running the handler (no 409)', async () => {
+    const controller = app.get(SkipController);
+    const held = await rival.acquire('skip:route:7');
+    try {
+      const res = await request(app.getHttpServer()).post('/skip/7').expect(201);
+      expect(res.text).toBe('');
+      expect(controller.runs).toBe(0);
+    } finally {
+      await held.release();
+    }
+    const res = await request(app.getHttpServer()).post('/skip/7').expect(201);
+    expect(res.body).toEqual({ id: '7' });
+    expect(controller.runs).toBe(1);
+  });
+
+  it('unreachable nodes are not "busy": the call fails with reason unavailable', async () => {
+    const consumer = app.get(Consumer);
+    const runsBefore = consumer.runs;
+    await fleet.nodes[0].pause();
+    await fleet.nodes[1].pause();
+    try {
+      const error = await consumer.consume('2').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect((error as LockNotAcquiredError).reason).toBe('unavailable');
+      expect(consumer.runs).toBe(runsBefore);
+    } finally {
+      await fleet.nodes[0].resume();
+      await fleet.nodes[1].resume();
+    }
+    expect(logger.lines.filter((l) => l.startsWith('error '))).toEqual([]);
+  });
+});

@@ -1,0 +1,133 @@
+import { createClient, createCluster } from 'redis';
+import {
+  LockKeyConflictError,
+  LockNotAcquiredError,
+  NodeRedisNode,
+  Redlock,
+  RedlockConfigError,
+} from '../../lib';
+import { startFleet, type RedisFleet } from '../support/fleet';
+
+/**
+ * node-redis (`redis` v5) clients as lock nodes (issue 10 item 3), against real redis-server
+ * processes: the same locks as through ioredis (the two adapters exclude each other on the same
+ * nodes), fencing, extension, key conflicts, an outage as `unavailable`, and clusters refused.
+ */
+
+type Client = ReturnType<typeof createClient>;
+
+let fleet: RedisFleet;
+const clients: Client[] = [];
+const quiet = { log() {}, warn() {}, error() {} };
+
+async function nodeRedisClients(): Promise<Client[]> {
+  const made = fleet
+    .urls()
+    .map((url) =>
+      createClient({ url, disableOfflineQueue: true, socket: { reconnectStrategy: 50 } }),
+    );
+  for (const client of made) client.on('error', () => undefined);
+  await Promise.all(made.map((c) => c.connect()));
+  clients.push(...made);
+  return made;
+}
+
+beforeAll(async () => {
+  fleet = await startFleet(3);
+});
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.destroy();
+  await fleet.flushAll();
+});
+
+afterAll(async () => {
+  await fleet?.stop();
+});
+
+it('locks through node-redis clients, excluding an ioredis lock manager on the same nodes', async () => {
+  const viaNodeRedis = new Redlock(await nodeRedisClients(), { logger: quiet, nodeTimeout: 200 });
+  const viaIoredis = new Redlock(fleet.urls(), { logger: quiet, nodeTimeout: 200 });
+  try {
+    const lock = await viaNodeRedis.acquire('nr:a');
+    for (const node of fleet.nodes) expect(await node.command('EXISTS', 'redlock:nr:a')).toBe(1);
+    expect(await viaIoredis.tryAcquire('nr:a')).toBeNull();
+    await lock.extend(5_000);
+    expect(Number(await fleet.nodes[0].command('PTTL', 'redlock:nr:a'))).toBeGreaterThan(4_000);
+    await lock.release();
+    for (const node of fleet.nodes) expect(await node.command('EXISTS', 'redlock:nr:a')).toBe(0);
+
+    const other = await viaIoredis.acquire('nr:a');
+    expect(await viaNodeRedis.tryAcquire('nr:a')).toBeNull();
+    await other.release();
+  } finally {
+    await Promise.all([viaNodeRedis.close(), viaIoredis.close()]);
+  }
+});
+
+it('mutual exclusion across the two adapters: 30 read-modify-writes, none lost', async () => {
+  const managers = [
+    new Redlock(await nodeRedisClients(), { logger: quiet, retryDelay: 5, retryJitter: 5 }),
+    new Redlock(fleet.urls(), { logger: quiet, retryDelay: 5, retryJitter: 5 }),
+  ];
+  let counter = 0;
+  try {
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        managers[i % 2].using('nr:counter', async () => {
+          const read = counter;
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          counter = read + 1;
+        }),
+      ),
+    );
+  } finally {
+    await Promise.all(managers.map((m) => m.close()));
+  }
+  expect(counter).toBe(30);
+});
+
+it('fencing tokens increase; WRONGTYPE is a key conflict; the clients stay open after close()', async () => {
+  const nodeClients = await nodeRedisClients();
+  const redlock = new Redlock(
+    nodeClients.map((c) => new NodeRedisNode(c)),
+    { logger: quiet, fencing: true },
+  );
+  try {
+    const first = await redlock.acquire('nr:fenced');
+    await first.release();
+    const second = await redlock.acquire('nr:fenced');
+    expect(second.fencingToken!).toBeGreaterThan(first.fencingToken!);
+    await second.release();
+
+    for (const node of fleet.nodes) await node.command('LPUSH', 'redlock:nr:list', 'x');
+    await expect(redlock.acquire('nr:list', { wait: 0 })).rejects.toBeInstanceOf(
+      LockKeyConflictError,
+    );
+  } finally {
+    await redlock.close();
+  }
+  expect(nodeClients.every((c) => c.isReady)).toBe(true);
+});
+
+it('a quorum of hung nodes is unavailable, not held', async () => {
+  const redlock = new Redlock(await nodeRedisClients(), { logger: quiet, nodeTimeout: 100 });
+  await fleet.nodes[0].pause();
+  await fleet.nodes[1].pause();
+  try {
+    const error = await redlock.acquire('nr:down', { wait: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockNotAcquiredError);
+    expect((error as LockNotAcquiredError).reason).toBe('unavailable');
+  } finally {
+    await fleet.nodes[0].resume();
+    await fleet.nodes[1].resume();
+    await redlock.close();
+  }
+});
+
+it('a node-redis cluster is refused: Redlock needs independent masters', () => {
+  const cluster = createCluster({ rootNodes: [{ url: fleet.nodes[0].url }] });
+  expect(
+    () => new Redlock([cluster as never, ...fleet.urls().slice(1)], { logger: quiet }),
+  ).toThrow(RedlockConfigError);
+});
