@@ -1,0 +1,365 @@
+// Medians over repeats, ratios to the floor (same repeat, same concurrency), the targets of
+// issue 8 item 5, and the markdown tables.
+import { median } from './stats.mjs';
+
+const LIB = 'nestjs-redlock';
+const PEERS = ['redlock-v4', 'redlock-v5', 'sesamecare', 'redis-semaphore'];
+
+function groupBy(rows, keyOf) {
+  const groups = new Map();
+  for (const row of rows) {
+    const k = keyOf(row);
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(row);
+  }
+  return groups;
+}
+
+const med = (rows, field) => median(rows.map((r) => r[field]));
+
+function summariseS1(rows) {
+  const floorOf = new Map(
+    rows.filter((r) => r.contender === 'floor').map((r) => [`${r.repeat}:${r.concurrency}`, r]),
+  );
+  const out = [];
+  for (const [, group] of groupBy(rows, (r) => `${r.contender}:${r.concurrency}`)) {
+    const { contender, concurrency } = group[0];
+    const ratios = group.map(
+      (r) => r.cyclesPerSec / (floorOf.get(`${r.repeat}:${r.concurrency}`)?.cyclesPerSec ?? NaN),
+    );
+    const cpuRatios = group.map((r) => {
+      const f = floorOf.get(`${r.repeat}:${r.concurrency}`);
+      return f ? (r.clientCpuUs + r.serverCpuUs) / (f.clientCpuUs + f.serverCpuUs) : NaN;
+    });
+    out.push({
+      contender,
+      concurrency,
+      repeats: group.length,
+      cyclesPerSec: med(group, 'cyclesPerSec'),
+      vsFloor: median(ratios),
+      p50: med(group, 'p50'),
+      p99: med(group, 'p99'),
+      clientCpuUs: med(group, 'clientCpuUs'),
+      serverCpuUs: med(group, 'serverCpuUs'),
+      totalCpuVsFloor: median(cpuRatios),
+      commands: med(group, 'commands'),
+      errors: group.reduce((s, r) => s + r.errors, 0),
+    });
+  }
+  return out;
+}
+
+function summariseS2(rows) {
+  return [...groupBy(rows, (r) => r.contender).values()].map((group) => ({
+    contender: group[0].contender,
+    repeats: group.length,
+    successes: med(group, 'successes'),
+    minSuccesses: Math.min(...group.map((r) => r.successes)),
+    wallMs: med(group, 'wallMs'),
+    wallRatio: med(group, 'wallRatio'),
+    handOffP50: med(group, 'handOffP50'),
+    handOffP90: med(group, 'handOffP90'),
+    handOffP99: med(group, 'handOffP99'),
+    firstAcquireMs: med(group, 'firstAcquireMs'),
+    slowHandOffs: med(group, 'slowHandOffs'),
+    handOffSumMs: med(group, 'handOffSumMs'),
+    csInSituP50: med(group, 'csInSituP50'),
+    commandsByType: Object.fromEntries(
+      [...new Set(group.flatMap((r) => Object.keys(r.commandsByType ?? {})))].map((name) => [
+        name,
+        median(group.map((r) => r.commandsByType?.[name] ?? 0)),
+      ]),
+    ),
+    slowHandOffMs: med(group, 'slowHandOffMs'),
+    commandsPerSuccess: med(group, 'commandsPerSuccess'),
+    serverCpuUsPerSuccess: med(group, 'serverCpuUsPerSuccess'),
+    overlaps: group.reduce((s, r) => s + r.overlaps, 0),
+    lostUpdates: group.reduce((s, r) => s + r.lostUpdates, 0),
+    failureSample: group.find((r) => r.failureSample)?.failureSample,
+  }));
+}
+
+function summariseFault(rows) {
+  return [...groupBy(rows, (r) => r.contender).values()].map((group) => ({
+    contender: group[0].contender,
+    repeats: group.length,
+    hung: group.reduce((s, r) => s + r.hung, 0),
+    neverSettled: group.reduce((s, r) => s + r.neverSettled, 0),
+    healthyP99: med(group, 'healthyP99'),
+    faultP99: med(group, 'faultP99'),
+    p99Ratio: med(group, 'p99Ratio'),
+    faultAcquisitions: med(group, 'faultAcquisitions'),
+    errors: group.reduce((s, r) => s + r.errors, 0),
+  }));
+}
+
+function targets(s) {
+  const t = [];
+  const s2 = s.s2.find((r) => r.contender === LIB);
+  if (s2) {
+    t.push({
+      target: 'S2 successes = 100/100 (every repeat)',
+      value: `${s2.minSuccesses}/100 (min)`,
+      met: s2.minSuccesses === 100,
+    });
+    t.push({
+      target: 'S2 wall ÷ (successes × CS alone) ≤ 2.0',
+      value: s2.wallRatio.toFixed(2),
+      met: s2.wallRatio <= 2.0,
+    });
+    t.push({
+      target: 'S2 median hand-off ≤ 1 ms',
+      value: `${s2.handOffP50.toFixed(2)} ms`,
+      met: s2.handOffP50 <= 1,
+    });
+    t.push({
+      target: 'S2 lock-node commands per success ≤ 30',
+      value: s2.commandsPerSuccess.toFixed(1),
+      met: s2.commandsPerSuccess <= 30,
+    });
+  }
+  const s1 = (c, k = LIB) => s.s1.find((r) => r.contender === k && r.concurrency === c);
+  if (s1(1))
+    t.push({
+      target: 'S1 concurrency 1 ≥ 1.0× floor cycles/s',
+      value: `${s1(1).vsFloor.toFixed(2)}×`,
+      met: s1(1).vsFloor >= 1.0,
+    });
+  if (s1(64))
+    t.push({
+      target: 'S1 concurrency 64 ≥ 1.5× floor cycles/s',
+      value: `${s1(64).vsFloor.toFixed(2)}×`,
+      met: s1(64).vsFloor >= 1.5,
+    });
+  for (const c of [1, 16, 64]) {
+    if (!s1(c)) continue;
+    const peers = PEERS.map((p) => s1(c, p)).filter(Boolean);
+    const best = Math.min(...peers.map((p) => p.serverCpuUs));
+    t.push({
+      target: `S1 c${c} server CPU/cycle < every peer's`,
+      value: `${s1(c).serverCpuUs.toFixed(1)} µs vs best peer ${best.toFixed(1)} µs`,
+      met: s1(c).serverCpuUs < best,
+    });
+  }
+  for (const [name, label] of [
+    ['s3', 'S3 (node killed)'],
+    ['s4', 'S4 (node SIGSTOPped)'],
+  ]) {
+    const r = s[name].find((x) => x.contender === LIB);
+    if (!r) continue;
+    t.push({ target: `${label}: 0 hung operations`, value: String(r.hung), met: r.hung === 0 });
+    t.push({
+      target: `${label}: p99 ≤ 1.5× healthy`,
+      value: `${r.p99Ratio.toFixed(2)}× (${r.faultP99.toFixed(1)} vs ${r.healthyP99.toFixed(1)} ms)`,
+      met: r.p99Ratio <= 1.5,
+    });
+  }
+  return t;
+}
+
+/** Medians and targets from the raw runs. */
+export function summarise(raw) {
+  const s = {
+    s1: summariseS1(raw.s1),
+    s2: summariseS2(raw.s2),
+    s2Shipped: summariseS2(raw.s2Shipped),
+    s3: summariseFault(raw.s3),
+    s4: summariseFault(raw.s4),
+    micro: raw.micro,
+    csAloneMs: raw.csAloneMs,
+  };
+  s.targets = targets(s);
+  return s;
+}
+
+const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const table = (head, rows) =>
+  [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+
+/** The markdown report of one run. */
+export function markdown(s, meta) {
+  const label = (k) => meta.labels[k] ?? k;
+  const parts = [
+    `# nestjs-redlock benchmark — ${meta.date}`,
+    '',
+    `Commit ${meta.commit}; Node ${meta.node}; ${meta.redis}; ${meta.cpus}; load average at the end ${meta.loadAverageAtEnd} (shared machine: other work was running). ${meta.config.quick ? 'Quick mode. ' : ''}5 local redis-server nodes on loopback; medians of ${meta.config.repeats} repeats (S1) / ${meta.config.s2Repeats} (S2), contenders interleaved within each repeat; ${meta.durationS} s in all.`,
+  ];
+  if (s.s1.length) {
+    parts.push(
+      '',
+      `## S1 — uncontended acquire → release (${meta.config.s1DurationMs} ms per run)`,
+      '',
+    );
+    parts.push(
+      'CPU and commands are per cycle; server CPU is summed over the 5 nodes, idle CPU taken out; "× floor" compares cycles/s with the minimal Redlock in the same repeat.',
+      '',
+    );
+    const rows = [...s.s1].sort((a, b) => a.concurrency - b.concurrency);
+    parts.push(
+      table(
+        [
+          'conc.',
+          'contender',
+          'cycles/s',
+          '× floor',
+          'acquire p50 ms',
+          'acquire p99 ms',
+          'client CPU µs',
+          'server CPU µs',
+          'total CPU × floor',
+          'commands',
+        ],
+        rows.map((r) => [
+          r.concurrency,
+          label(r.contender),
+          f(r.cyclesPerSec, 0),
+          f(r.vsFloor, 2),
+          f(r.p50, 2),
+          f(r.p99, 2),
+          f(r.clientCpuUs, 0),
+          f(r.serverCpuUs, 0),
+          f(r.totalCpuVsFloor, 2),
+          f(r.commands, 1) + (r.errors ? ` (${r.errors} errors)` : ''),
+        ]),
+      ),
+    );
+  }
+  for (const [name, title] of [
+    [
+      's2',
+      "S2 — seeds' experiment: 100 tasks over 2 processes, one resource, CS ≈ 1 ms, wait ≈ 20 s",
+    ],
+    ['s2Shipped', "S2 with each library's shipped retry settings (no wait given)"],
+  ]) {
+    if (!s[name].length) continue;
+    parts.push('', `## ${title}`, '');
+    if (name === 's2')
+      parts.push(
+        `Critical section alone (GET, 1 ms timer, SET on a separate data node): ${f(s.csAloneMs, 2)} ms. Hand-off = one holder's release → the next holder's acquire, process.hrtime (CLOCK_MONOTONIC, shared by both processes). Overlaps (negative hand-offs) and lost counter updates would show a broken mutual exclusion.`,
+        '',
+      );
+    parts.push(
+      table(
+        [
+          'contender',
+          'successes',
+          'wall ms',
+          'wall ÷ (succ. × CS)',
+          'hand-off p50 ms',
+          'p90 ms',
+          'p99 ms',
+          'first holder after ms',
+          'hand-offs > 20 ms (ms in them)',
+          'lock-node cmds/success',
+          'server CPU µs/success',
+          'overlaps',
+          'lost updates',
+        ],
+        s[name].map((r) => [
+          label(r.contender),
+          `${r.successes} (min ${r.minSuccesses})`,
+          f(r.wallMs, 0),
+          f(r.wallRatio, 2),
+          f(r.handOffP50, 2),
+          f(r.handOffP90, 1),
+          f(r.handOffP99, 1),
+          f(r.firstAcquireMs, 1),
+          `${f(r.slowHandOffs, 0)} (${f(r.slowHandOffMs, 0)})`,
+          f(r.commandsPerSuccess, 1),
+          f(r.serverCpuUsPerSuccess, 0),
+          r.overlaps,
+          r.lostUpdates,
+        ]),
+      ),
+    );
+    const withBreakdown = s[name].filter((r) => Number.isFinite(r.csInSituP50));
+    if (withBreakdown.length) {
+      parts.push(
+        '',
+        'Where the wall time goes (medians): wall ≈ time to the first holder + Σ holds + Σ hand-offs.',
+        '',
+        table(
+          ['contender', 'first holder ms', 'hold p50 ms (CS in situ)', 'Σ hand-offs ms', 'wall ms'],
+          withBreakdown.map((r) => [
+            label(r.contender),
+            f(r.firstAcquireMs, 1),
+            f(r.csInSituP50, 2),
+            f(r.handOffSumMs, 0),
+            f(r.wallMs, 0),
+          ]),
+        ),
+        '',
+        'Lock-node commands per success by command (INFO commandstats, medians; commands run inside scripts counted too):',
+        '',
+        table(
+          ['contender', 'by command'],
+          withBreakdown.map((r) => [
+            label(r.contender),
+            Object.entries(r.commandsByType)
+              .sort((a, b) => b[1] - a[1])
+              .map(([name, n]) => `${name} ${f(n, 1)}`)
+              .join(', '),
+          ]),
+        ),
+      );
+    }
+  }
+  for (const [name, title] of [
+    ['s3', 'S3 — node 0 SIGKILLed during S1 (concurrency 16)'],
+    ['s4', 'S4 — node 0 SIGSTOPped during S1 (concurrency 16)'],
+  ]) {
+    if (!s[name].length) continue;
+    parts.push('', `## ${title}`, '');
+    parts.push(
+      'Hung = an acquire or release that took over 1 s or never settled; p99 of the acquisitions started during the fault (pending ones counted with their time so far) against those before it, same run.',
+      '',
+    );
+    parts.push(
+      table(
+        [
+          'contender',
+          'hung ops',
+          'never settled',
+          'healthy p99 ms',
+          'fault p99 ms',
+          'p99 × healthy',
+          'acquisitions during fault',
+          'errors',
+        ],
+        s[name].map((r) => [
+          label(r.contender),
+          r.hung,
+          r.neverSettled,
+          f(r.healthyP99, 2),
+          f(r.faultP99, 1),
+          f(r.p99Ratio, 2),
+          f(r.faultAcquisitions, 0),
+          r.errors,
+        ]),
+      ),
+    );
+  }
+  if (s.micro) {
+    parts.push('', '## Owner value cost (µs per value, 200 000 calls)', '');
+    parts.push(
+      table(
+        ['method', 'wall µs', 'CPU µs'],
+        Object.entries(s.micro).map(([k, v]) => [k, f(v.wallUs, 3), f(v.cpuUs, 3)]),
+      ),
+    );
+  }
+  if (s.targets.length) {
+    parts.push('', '## Targets (issue 8 item 5)', '');
+    parts.push(
+      table(
+        ['target', 'measured', 'met'],
+        s.targets.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**']),
+      ),
+    );
+  }
+  return parts.join('\n') + '\n';
+}

@@ -1,0 +1,187 @@
+// The benchmark (issue 8): this package's built dist/ against node-redlock 4 and 5β,
+// redis-semaphore's RedlockMutex and @sesamecare-oss/redlock, with ratios to a minimal
+// hand-written Redlock measured in the same run; contenders interleaved within each repeat,
+// medians over repeats. Run from the repository root: npm run bench [-- --quick]
+// Options: --quick, --repeats N, --concurrency 1,16,64, --s2-repeats N, --fault-repeats N, --only s1,s2,s2-shipped,s3,s4,micro,
+// --contenders a,b (keys of CONTENDERS in lib/adapters.mjs); BENCH_DIST=dir picks another build.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startLocalFleet } from './local-fleet.mjs';
+import {
+  CONTENDERS,
+  S1_CONTENDERS,
+  S2_CONTENDERS,
+  FAULT_CONTENDERS,
+  distDir,
+} from './lib/adapters.mjs';
+import { serverCounters } from './lib/stats.mjs';
+import { runS1, runFault } from './lib/s1.mjs';
+import { runS2, calibrateCriticalSection } from './lib/s2.mjs';
+import { microOwnerValue } from './lib/micro.mjs';
+import { summarise, markdown } from './lib/report.mjs';
+import { chart } from './lib/chart.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(name);
+const option = (name, fallback) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const quick = flag('--quick');
+const config = {
+  quick,
+  repeats: Number(option('--repeats', quick ? 3 : 5)),
+  s1DurationMs: quick ? 800 : 2500,
+  s1Concurrency: option('--concurrency', '1,16,64').split(',').map(Number),
+  s2Repeats: Number(option('--s2-repeats', quick ? 1 : 5)),
+  faultRepeats: Number(option('--fault-repeats', quick ? 1 : 2)),
+  fault: {
+    concurrency: 16,
+    healthyMs: quick ? 1000 : 2000,
+    faultMs: quick ? 1500 : 3000,
+    graceMs: 2500,
+  },
+  only: option('--only', quick ? 's1,s2,s3,s4,micro' : 's1,s2,s2-shipped,s3,s4,micro').split(','),
+  contenders: option('--contenders', '').split(',').filter(Boolean),
+};
+const pick = (list) =>
+  config.contenders.length ? list.filter((k) => config.contenders.includes(k)) : list;
+const log = (...args) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...args);
+const rotate = (list, r) => list.map((_, i) => list[(i + r) % list.length]);
+
+function gitCommit() {
+  // A build made elsewhere (BENCH_DIST, e.g. a clean export of one commit) says what it is.
+  if (process.env.BENCH_DIST) return process.env.BENCH_COMMIT ?? `build in ${distDir()}`;
+  try {
+    const root = path.resolve(here, '..');
+    const head = execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'])
+      .toString()
+      .trim();
+    const dirty = execFileSync('git', ['-C', root, 'status', '--porcelain', 'lib'])
+      .toString()
+      .trim();
+    return dirty ? `${head} + uncommitted lib/ changes` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const started = Date.now();
+const raw = { s1: [], s2: [], s2Shipped: [], s3: [], s4: [], micro: null };
+const fleet = await startLocalFleet(6); // 5 lock nodes + 1 data node for S2's counter
+const lockUrls = fleet.urls.slice(0, 5);
+const dataUrl = fleet.urls[5];
+const counters = serverCounters(lockUrls);
+try {
+  const idleRate = await counters.idleRate(1000);
+  log(
+    `fleet up; idle server CPU ${(idleRate * 1000).toFixed(0)} µs/s over 5 nodes; dist ${distDir()}`,
+  );
+  if (config.only.includes('micro')) raw.micro = await microOwnerValue(distDir());
+
+  if (config.only.includes('s1')) {
+    for (let r = 0; r < config.repeats; r++) {
+      for (const concurrency of config.s1Concurrency) {
+        for (const key of rotate(pick(S1_CONTENDERS), r)) {
+          const result = await runS1({
+            key,
+            urls: lockUrls,
+            counters,
+            idleRate,
+            concurrency,
+            durationMs: config.s1DurationMs,
+            tag: `${key}:${r}`,
+          });
+          raw.s1.push({ repeat: r, ...result });
+          log(
+            `S1 r${r} c${concurrency} ${key}: ${result.cyclesPerSec.toFixed(0)}/s, p99 ${result.p99.toFixed(2)} ms, client ${result.clientCpuUs.toFixed(0)} µs, server ${result.serverCpuUs.toFixed(0)} µs, ${result.commands.toFixed(1)} cmds`,
+          );
+        }
+      }
+    }
+  }
+
+  if (config.only.includes('s2') || config.only.includes('s2-shipped')) {
+    const csAloneMs = await calibrateCriticalSection(dataUrl);
+    raw.csAloneMs = csAloneMs;
+    log(`critical section alone: ${csAloneMs.toFixed(3)} ms`);
+    const variants = [];
+    if (config.only.includes('s2')) variants.push(['s2', 20_000, config.s2Repeats]);
+    if (config.only.includes('s2-shipped')) variants.push(['s2Shipped', undefined, 1]);
+    for (const [name, wait, repeats] of variants) {
+      for (let r = 0; r < repeats; r++) {
+        for (const key of rotate(pick(S2_CONTENDERS), r)) {
+          const result = await runS2({
+            key,
+            fleetUrls: lockUrls,
+            dataUrl,
+            counters,
+            idleRate,
+            wait,
+            csAloneMs,
+            tag: `${name}:${key}:${r}`,
+          });
+          raw[name].push({ repeat: r, ...result });
+          log(
+            `${name} r${r} ${key}: ${result.successes}/100, wall ratio ${result.wallRatio.toFixed(2)}, hand-off p50 ${result.handOffP50.toFixed(2)} ms, ${result.commandsPerSuccess.toFixed(1)} cmds/success, overlaps ${result.overlaps}, lost ${result.lostUpdates}`,
+          );
+        }
+      }
+    }
+  }
+
+  for (const [name, mode] of [
+    ['s3', 'kill'],
+    ['s4', 'pause'],
+  ]) {
+    if (!config.only.includes(name)) continue;
+    for (let r = 0; r < config.faultRepeats; r++) {
+      for (const key of rotate(pick(FAULT_CONTENDERS), r)) {
+        const result = await runFault({ key, fleet, mode, ...config.fault, tag: `${key}:${r}` });
+        raw[name].push({ repeat: r, ...result });
+        log(
+          `${name} r${r} ${key}: hung ${result.hung}, p99 ${result.faultP99.toFixed(1)} ms vs healthy ${result.healthyP99.toFixed(1)} ms (${result.p99Ratio.toFixed(2)}×), errors ${result.errors}`,
+        );
+      }
+    }
+  }
+} finally {
+  counters.close();
+  fleet.stop();
+}
+
+const meta = {
+  date: new Date().toISOString(),
+  commit: gitCommit(),
+  node: process.version,
+  cpus: `${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}`,
+  loadAverageAtEnd: os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' '),
+  redis: execFileSync('redis-server', ['--version']).toString().trim(),
+  durationS: Math.round((Date.now() - started) / 1000),
+  config,
+  labels: Object.fromEntries(Object.entries(CONTENDERS).map(([k, v]) => [k, v.label])),
+};
+const summary = summarise(raw, meta);
+const outDir = path.join(here, 'results');
+fs.mkdirSync(outDir, { recursive: true });
+const stamp = meta.date.replace(/[:.]/g, '-');
+const md = markdown(summary, meta);
+fs.writeFileSync(
+  path.join(outDir, `bench-${stamp}.json`),
+  JSON.stringify({ meta, summary, raw }, null, 2),
+);
+fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ meta, summary, raw }, null, 2));
+fs.writeFileSync(path.join(outDir, `bench-${stamp}.md`), md);
+fs.writeFileSync(path.join(outDir, 'latest.md'), md);
+fs.writeFileSync(path.join(outDir, 'latest.svg'), chart(summary, meta));
+console.log(md);
+log(
+  `done in ${meta.durationS} s; results in ${path.relative(process.cwd(), outDir)}/latest.{md,json,svg}`,
+);

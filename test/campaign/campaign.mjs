@@ -1,0 +1,315 @@
+/**
+ * The fault campaign (issue 9 items 1-2): real OS processes locking through the compiled library
+ * against a real 5-node Redis fleet, under a seeded nemesis, checked by an independent checker
+ * that reads only the histories.
+ *
+ *   npm run campaign                      the full run (≥ 10 000 lock cycles, < 10 min)
+ *   node test/campaign/campaign.mjs --short     the CI run (≥ 1 000 cycles, ~1-2 min)
+ *   options: --seed N, --out summary.json
+ *
+ * Phases: two safe ones (persistent nodes; nodes restarted empty with the quarantine on), each
+ * with node kills/restarts, node SIGSTOPs past the ttl, latency through a proxy and worker
+ * SIGSTOPs past their lease — 0 violations allowed; and two controls the checker must catch
+ * (nodes restarted empty without the quarantine; a worker whose lock has a quorum of one). A
+ * campaign whose controls show no overlap fails: its checker would be blind.
+ */
+import { fork, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { check, readHistories } from './checker.mjs';
+import { startFleet, stopFleet, startProxy, Node, freePort } from './fleet.mjs';
+import { seeded } from './random.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const require = createRequire(import.meta.url);
+const Redis = require('ioredis');
+
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const option = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i === -1 ? fallback : args[i + 1];
+};
+const short = flag('--short');
+const seed = Number(option('--seed', String(Date.now() % 100_000)));
+const out = option('--out', undefined);
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+const TTL = 500;
+const NODE_TIMEOUT = 100;
+const WORKERS = 3;
+const LOOPS = 6;
+const RESOURCES = 6;
+const SAFE_MS = short ? 15_000 : 120_000;
+const CONTROL_MS = short ? 8_000 : 20_000;
+
+const PHASES = [
+  {
+    name: 'safe: persistent nodes (appendfsync always)',
+    safe: true,
+    aof: true,
+    quarantine: true,
+    nemesis: ['kill', 'kill', 'pauseNode', 'latency', 'pauseWorker'],
+    ms: SAFE_MS,
+  },
+  {
+    name: 'safe: nodes restarted empty, quarantine on',
+    safe: true,
+    aof: false,
+    quarantine: true,
+    nemesis: ['kill', 'kill', 'pauseNode', 'latency', 'pauseWorker'],
+    ms: SAFE_MS,
+  },
+  {
+    name: 'control: nodes restarted empty, quarantine off',
+    safe: false,
+    aof: false,
+    quarantine: false,
+    nemesis: ['killMajority'],
+    ms: CONTROL_MS,
+  },
+  {
+    name: 'control: one worker locks with a quorum of one',
+    safe: false,
+    aof: false,
+    quarantine: true,
+    broken: true,
+    nemesis: [],
+    ms: CONTROL_MS,
+  },
+];
+
+/** Compiles lib/ with tsc into a gitignored folder: workers run the real code, without ts-jest. */
+function build() {
+  // One per campaign process: two campaigns at once (a full run beside npm test) must not
+  // delete each other's build.
+  const outDir = join(root, '.redis-fleet', `campaign-build-${process.pid}`);
+  process.on('exit', () => rmSync(outDir, { recursive: true, force: true }));
+  rmSync(outDir, { recursive: true, force: true });
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(
+    process.execPath,
+    [
+      tsc,
+      '-p',
+      join(root, 'tsconfig.build.json'),
+      '--outDir',
+      outDir,
+      '--declaration',
+      'false',
+      '--declarationMap',
+      'false',
+      '--sourceMap',
+      'false',
+      '--incremental',
+      'false',
+    ],
+    { stdio: 'inherit' },
+  );
+  return outDir;
+}
+
+async function runPhase(phase, index, buildDir, workDir, rng) {
+  const log = join(workDir, `phase${index}-nemesis.jsonl`);
+  const fleet = await startFleet(5, { aof: phase.aof });
+  const witnessNode = new Node(
+    await freePort(),
+    mkdtempSync(join(tmpdir(), 'redlock-witness-')),
+    false,
+  );
+  await witnessNode.start();
+  const proxy = await startProxy(fleet[1].port);
+  const urls = fleet.map((n, i) => (i === 1 ? proxy.url : n.url));
+  const faults = {};
+  const pauses = [];
+  const note = (entry) => {
+    faults[entry.action] = (faults[entry.action] ?? 0) + 1;
+    appendFileSync(log, `${JSON.stringify({ t: now(), ...entry })}\n`);
+  };
+
+  const histories = [];
+  const workers = [];
+  for (let w = 0; w < WORKERS; w++) {
+    const history = join(workDir, `phase${index}-worker${w}.jsonl`);
+    histories.push(history);
+    const config = {
+      id: w,
+      build: buildDir,
+      nodes: urls,
+      broken: phase.broken === true && w === 0,
+      quarantine: phase.quarantine,
+      ttl: TTL,
+      nodeTimeout: NODE_TIMEOUT,
+      loops: LOOPS,
+      resources: RESOURCES,
+      durationMs: phase.ms,
+      witness: witnessNode.url,
+      history,
+      seed: rng.int(1, 1e9),
+    };
+    const child = fork(join(here, 'worker.mjs'), [], {
+      env: { ...process.env, CAMPAIGN_WORKER: JSON.stringify(config) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    workers.push({
+      child,
+      exited: new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code))),
+    });
+  }
+
+  // The nemesis: one action at a time, at seeded moments, each logged with its times.
+  const anchor = 4; // never restarted: a fleet restarted whole is outside the quarantine's promise
+  const end = now() + phase.ms;
+  const nemesis = (async () => {
+    if (phase.nemesis.length === 0) return;
+    await sleep(rng.between(300, 800));
+    while (now() < end - 1_000) {
+      const action = rng.pick(phase.nemesis);
+      if (action === 'kill') {
+        const i = rng.int(0, anchor - 1);
+        note({ action, node: i, persistent: phase.aof });
+        await fleet[i].kill();
+        await sleep(rng.between(0, 300));
+        await fleet[i].start();
+      } else if (action === 'killMajority') {
+        const chosen = [0, 1, 2, 3, 4].sort(() => rng.next() - 0.5).slice(0, 3);
+        note({ action, nodes: chosen });
+        await Promise.all(chosen.map((i) => fleet[i].kill()));
+        await Promise.all(chosen.map((i) => fleet[i].start()));
+      } else if (action === 'pauseNode') {
+        const i = rng.int(0, 4);
+        const ms = rng.between(1.2, 2) * TTL;
+        note({ action, node: i, ms });
+        fleet[i].pause();
+        await sleep(ms);
+        fleet[i].resume();
+      } else if (action === 'latency') {
+        const delay = rng.between(5, NODE_TIMEOUT * 1.5);
+        const ms = rng.between(500, 2_000);
+        note({ action, node: 1, delay, ms });
+        proxy.setDelay(delay);
+        await sleep(ms);
+        proxy.setDelay(0);
+      } else if (action === 'pauseWorker') {
+        const w = rng.int(0, WORKERS - 1);
+        const ms = rng.between(1.2, 2) * TTL;
+        const pid = workers[w].child.pid;
+        if (workers[w].child.exitCode === null && pid !== undefined) {
+          const from = now();
+          process.kill(pid, 'SIGSTOP');
+          await sleep(ms);
+          process.kill(pid, 'SIGCONT');
+          pauses.push({ target: 'worker', id: w, from, to: now() });
+          note({ action, worker: w, ms });
+        }
+      }
+      await sleep(rng.between(200, 900));
+    }
+  })();
+
+  await nemesis;
+  // Workers stop at their deadline, close their lock manager and exit; one that does not is hung.
+  const hungWorkers = [];
+  await Promise.all(
+    workers.map(async ({ child, exited }, w) => {
+      const code = await Promise.race([exited, sleep(phase.ms + 30_000).then(() => 'hung')]);
+      if (code === 'hung') {
+        hungWorkers.push(w);
+        child.kill('SIGKILL');
+      } else if (code !== 0) hungWorkers.push(w);
+    }),
+  );
+
+  const witness = new Redis(witnessNode.url);
+  const finalCounts = {};
+  for (let r = 0; r < RESOURCES; r++) {
+    finalCounts[`r${r}`] = Number((await witness.hget(`w:r${r}`, 'count')) ?? 0);
+  }
+  await witness.quit();
+  await proxy.close();
+  await stopFleet([...fleet, witnessNode]);
+
+  const report = check(readHistories(histories), {
+    nodeTimeout: NODE_TIMEOUT,
+    pauses,
+    finalCounts,
+  });
+  return { name: phase.name, safe: phase.safe, faults, hungWorkers: hungWorkers.length, ...report };
+}
+
+async function main() {
+  const started = now();
+  const rng = seeded(seed);
+  console.log(`campaign ${short ? '(short)' : '(full)'} seed=${seed}`);
+  const buildDir = build();
+  const workDir = mkdtempSync(join(tmpdir(), 'redlock-campaign-history-'));
+  const phases = [];
+  for (let i = 0; i < PHASES.length; i++) {
+    const result = await runPhase(PHASES[i], i, buildDir, workDir, rng);
+    phases.push(result);
+    console.log(
+      `${result.name}: ${result.cycles} cycles, ${result.operations} operations, faults ${JSON.stringify(result.faults)}, ` +
+        `overlaps ${result.overlaps}, token violations ${result.tokenViolations}, witness intruders ${result.witnessIntruders}, ` +
+        `lost updates ${result.lostUpdates}, hung ${result.hung + result.hungWorkers}, outcomes ${JSON.stringify(result.outcomes)}`,
+    );
+    if (result.overlapSamples.length > 0)
+      console.log(`  e.g. ${JSON.stringify(result.overlapSamples[0])}`);
+    if (result.tokenSamples.length > 0)
+      console.log(`  e.g. ${JSON.stringify(result.tokenSamples[0])}`);
+    if (result.hungSamples.length > 0)
+      console.log(`  e.g. ${JSON.stringify(result.hungSamples[0])}`);
+  }
+  const safe = phases.filter((p) => p.safe);
+  const controls = phases.filter((p) => !p.safe);
+  const violations = (p) =>
+    p.overlaps + p.tokenViolations + p.witnessIntruders + p.lostUpdates + p.hung + p.hungWorkers;
+  const summary = {
+    seed,
+    short,
+    seconds: Math.round((now() - started) / 1_000),
+    safeCycles: safe.reduce((s, p) => s + p.cycles, 0),
+    totalCycles: phases.reduce((s, p) => s + p.cycles, 0),
+    faults: phases.reduce((all, p) => {
+      for (const [k, v] of Object.entries(p.faults)) all[k] = (all[k] ?? 0) + v;
+      return all;
+    }, {}),
+    safeViolations: safe.reduce((s, p) => s + violations(p), 0),
+    controlOverlaps: controls.map((p) => ({
+      name: p.name,
+      overlaps: p.overlaps,
+      tokens: p.tokenViolations,
+    })),
+    historyDir: workDir,
+    phases,
+  };
+  const minimum = short ? 1_000 : 10_000;
+  const failures = [];
+  if (summary.safeViolations > 0)
+    failures.push(`${summary.safeViolations} violations in safe phases`);
+  for (const c of controls)
+    if (c.overlaps === 0)
+      failures.push(`control "${c.name}" showed no overlap: the checker is blind`);
+  if (summary.safeCycles < minimum)
+    failures.push(`only ${summary.safeCycles} lock cycles in safe phases (< ${minimum})`);
+  summary.failures = failures;
+  if (out) writeFileSync(out, JSON.stringify(summary, null, 2));
+  console.log(
+    `campaign: ${summary.safeCycles} lock cycles in safe phases (${summary.totalCycles} in all) in ${summary.seconds} s, ` +
+      `faults ${JSON.stringify(summary.faults)}, violations in safe phases ${summary.safeViolations}, ` +
+      `controls ${controls.map((c) => `${c.name}: ${c.overlaps} overlaps`).join('; ')}; histories in ${workDir}`,
+  );
+  if (failures.length > 0) {
+    console.log(`CAMPAIGN FAILED (seed ${seed}): ${failures.join('; ')}`);
+    process.exitCode = 1;
+  } else {
+    console.log('CAMPAIGN PASSED');
+    if (!flag('--keep')) rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();
