@@ -15,6 +15,14 @@ export interface Clock {
   setTimer(callback: () => void, ms: number): ClockTimer;
   /** Cancels a timer (a no-op for one that fired or was cancelled). */
   clearTimer(timer: ClockTimer | undefined): void;
+  /**
+   * Calls `callback` once the I/O that has already arrived has been handled. A round's timeout
+   * goes through it: when the process is late, Node runs expired timers before it reads the
+   * sockets in the same turn, and a reply sitting in the socket must not read as a timeout (an
+   * overloaded client would otherwise see every node time out on every attempt and never
+   * recover). Optional: a clock without I/O (a simulation) calls back at once.
+   */
+  afterIo?(callback: () => void): void;
 }
 
 /** A timer handle of a {@link Clock}: opaque to the core. */
@@ -31,4 +39,7 @@ export const monotonicClock: Clock = {
   clearTimer(timer) {
     if (timer !== undefined) clearTimeout(timer as NodeJS.Timeout);
   },
+  // The check phase comes after the poll phase of the same turn: replies already received are
+  // parsed (and their promises settled) first.
+  afterIo: (callback) => void setImmediate(callback),
 };

@@ -64,7 +64,12 @@ export function fanOut<T>(
       const enough = decided !== undefined && decided(reply, index);
       if (enough || settled === count) finish(PENDING);
     };
-    const timer = clock.setTimer(() => finish(TIMED_OUT), limits.timeoutMs);
+    const timedOut = () => finish(TIMED_OUT);
+    // Replies already in the sockets are read before the timeout is believed (Clock.afterIo).
+    const timer = clock.setTimer(
+      () => (clock.afterIo === undefined ? timedOut() : clock.afterIo(timedOut)),
+      limits.timeoutMs,
+    );
     if (signal?.aborted) return finish(PENDING);
     signal?.addEventListener('abort', onAbort, { once: true });
     for (let i = 0; i < count; i++) {
