@@ -70,6 +70,11 @@ const PHASES = [
     safe: false,
     aof: false,
     quarantine: false,
+    // Every section long, on a longer lease: a restarted majority reconnects within ~0.1-0.5 s
+    // (kill, start, ioredis backoff, script load), so a holder must still believe it holds by
+    // then. With 0-15 ms sections on a 500 ms lease the control caught nothing on a busy machine.
+    allLong: true,
+    ttl: 3_000,
     nemesis: ['killMajority'],
     ms: CONTROL_MS,
   },
@@ -142,8 +147,9 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
       build: buildDir,
       nodes: urls,
       broken: phase.broken === true && w === 0,
+      allLong: phase.allLong === true,
       quarantine: phase.quarantine,
-      ttl: TTL,
+      ttl: phase.ttl ?? TTL,
       nodeTimeout: NODE_TIMEOUT,
       loops: LOOPS,
       resources: RESOURCES,

@@ -142,7 +142,10 @@ async function loop(l) {
         ? [...new Set([rng.pick(resources), rng.pick(resources), rng.pick(resources)])]
         : [rng.pick(resources)];
     const wait = op === 'try' ? 0 : rng.pick([0, config.ttl / 2, 2 * config.ttl]);
-    const longSection = op !== 'acquire' && op !== 'try' && rng.chance(0.05);
+    // Safe phases: a few sections outlive the ttl (auto-extension, or a lease that runs out).
+    // The restart control makes every section long: a holder must still believe it holds when a
+    // majority comes back empty, or the control could pass by luck with 0-15 ms sections.
+    const longSection = config.allLong || (op !== 'acquire' && op !== 'try' && rng.chance(0.05));
     const rec = { p: config.id, l, n: n++, op, res, wait, invoke: now() };
     try {
       if (op === 'using' || op === 'multi') {
@@ -153,7 +156,7 @@ async function loop(l) {
         if (lock === null) rec.outcome = 'busy';
         else {
           try {
-            await hold(lock, rec, false);
+            await hold(lock, rec, longSection);
           } finally {
             rec.releasing = now();
             await lock.release();
