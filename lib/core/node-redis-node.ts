@@ -7,7 +7,16 @@ import {
   RELEASE_SCRIPT,
   type LuaScript,
 } from './scripts';
-import { KeyTypeConflict, type AcquireReply, type KeyState, type RedisNode } from './node';
+import { monotonicClock, type Clock } from './clock';
+import {
+  KeyTypeConflict,
+  type AcquireReply,
+  type KeyState,
+  type NodeHealth,
+  type RedisNode,
+  type ServerInfo,
+} from './node';
+import { parseServerInfo } from './server-info';
 
 /**
  * What this adapter needs of a node-redis (`redis` v5) client: its raw command interface and
@@ -64,8 +73,11 @@ export function nodeRedisName(client: NodeRedisClient): string {
  * disableOfflineQueue: true })`, or commands queue while the node is down (the lock manager still
  * bounds every attempt by `nodeTimeout`).
  *
- * Not implemented for this client (optional parts of the port): release notifications (waiters
- * poll), `INFO`-based quarantine and duplicate-server detection.
+ * Like the ioredis adapter it reads `INFO server` (and whether the server fsyncs every write) on
+ * every (re)connection, so the quarantine of restarted nodes and the detection of one server
+ * listed twice work the same; and it reports `down`/`up` transitions. Not implemented for this
+ * client (an optional part of the port): release notifications, so waiters poll every
+ * `retryDelay`.
  *
  * @example
  * const clients = urls.map((url) => createClient({ url, disableOfflineQueue: true }));
@@ -74,18 +86,40 @@ export function nodeRedisName(client: NodeRedisClient): string {
  */
 export class NodeRedisNode implements RedisNode {
   readonly name: string;
+  private info: ServerInfo | undefined;
+  /** The INFO read of the latest ready, settled (never rejects). */
+  private identifying: Promise<void> | undefined;
+  private readonly healthListeners: ((state: NodeHealth) => void)[] = [];
+  private down = false;
 
-  constructor(private readonly client: NodeRedisClient) {
+  constructor(
+    private readonly client: NodeRedisClient,
+    /** The time line the readings of INFO are dated on: the clock of the `Redlock` served. */
+    private readonly clock: Clock = monotonicClock,
+  ) {
     this.name = nodeRedisName(client);
-    // Scripts are loaded whenever the connection becomes ready, so EVALSHA normally succeeds
-    // (DESIGN §5.1); an error listener keeps a refused connection from crashing the process.
-    client.on('ready', () => void this.loadScripts());
+    // Scripts are loaded and the server identified whenever the connection becomes ready, so
+    // EVALSHA normally succeeds (DESIGN §5.1) and a restarted server is seen as one; an error
+    // listener keeps a refused connection from crashing the process.
+    client.on('ready', () => this.onReady());
     client.on('error', () => undefined);
-    if (client.isReady) void this.loadScripts();
+    // What the server said about itself is stale once the connection drops: it may come back
+    // as a restarted server, so it reads as just started until the next INFO answers.
+    client.on('reconnecting', () => this.onLost());
+    client.on('end', () => this.onLost());
+    if (client.isReady) this.onReady();
   }
 
   get isDown(): boolean {
     return !this.client.isOpen || !this.client.isReady;
+  }
+
+  get serverInfo(): ServerInfo | undefined {
+    return this.info;
+  }
+
+  onHealth(listener: (state: NodeHealth) => void): void {
+    this.healthListeners.push(listener);
   }
 
   async acquire(
@@ -128,17 +162,20 @@ export class NodeRedisNode implements RedisNode {
 
   whenReady(timeoutMs: number): Promise<void> {
     const client = this.client;
-    if (client.isReady) return Promise.resolve();
+    // Ready and identified (our 'ready' listener, registered first, has sent INFO), or the
+    // timeout: a node that hangs on INFO must not hold up the others.
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        client.off?.('ready', done);
+        client.off?.('ready', ready);
         client.off?.('error', done);
         resolve();
       };
+      const ready = () => void (this.identifying ?? Promise.resolve()).then(done);
       const timer = setTimeout(done, timeoutMs);
       timer.unref();
-      client.on('ready', done);
+      if (client.isReady) return ready();
+      client.on('ready', ready);
       client.on('error', done);
       if (!client.isOpen) client.connect().catch(() => undefined);
     });
@@ -159,10 +196,65 @@ export class NodeRedisNode implements RedisNode {
   /** The client is the caller's: never closed here. */
   async close(): Promise<void> {}
 
-  private async loadScripts(): Promise<void> {
+  /**
+   * On every (re)connection: load the scripts (commands on one connection run in order, so every
+   * EVALSHA sent after this finds them), then learn who the server is. Failures are not fatal:
+   * a script that could not be loaded falls back to EVAL, and a server that does not allow INFO
+   * simply has no identity (as with the ioredis adapter).
+   */
+  private onReady(): void {
+    this.forgetUptime();
     for (const script of LOCK_SCRIPTS) {
-      await this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(() => undefined);
+      this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(() => undefined);
     }
+    // Dated when INFO was sent: the server's uptime is at least what it says from then on.
+    const readAt = this.clock.now();
+    this.identifying = Promise.all([
+      this.client.sendCommand(['INFO', 'server']),
+      this.isDurable(),
+    ]).then(
+      ([text, durable]) => {
+        this.info = parseServerInfo(String(text), durable, readAt);
+      },
+      () => {
+        this.info = undefined;
+      },
+    );
+    if (this.down) {
+      this.down = false;
+      this.report('up');
+    }
+  }
+
+  private onLost(): void {
+    this.forgetUptime();
+    if (!this.down) {
+      this.down = true;
+      this.report('down');
+    }
+  }
+
+  /** Reads as just started, as of now, until the next INFO answers. */
+  private forgetUptime(): void {
+    if (this.info !== undefined) {
+      this.info = { ...this.info, uptimeSeconds: 0, readAt: this.clock.now() };
+    }
+  }
+
+  /** `appendonly yes` + `appendfsync always`; false when CONFIG is not allowed. */
+  private async isDurable(): Promise<boolean> {
+    try {
+      const reply = (await this.client.sendCommand(['CONFIG', 'GET', 'append*'])) as string[];
+      const config = new Map<string, string>();
+      for (let i = 0; i + 1 < reply.length; i += 2) config.set(reply[i], reply[i + 1]);
+      return config.get('appendonly') === 'yes' && config.get('appendfsync') === 'always';
+    } catch {
+      return false;
+    }
+  }
+
+  private report(state: NodeHealth): void {
+    for (const listener of this.healthListeners) listener(state);
   }
 
   private async run(script: LuaScript, keys: readonly string[], ...args: (string | number)[]) {

@@ -120,7 +120,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       isRedisNode(spec)
         ? spec
         : isNodeRedisClient(spec)
-          ? new NodeRedisNode(spec)
+          ? new NodeRedisNode(spec, this.clock)
           : IoredisNode.from(spec, this.options.nodeTimeout, this.logger, this.clock),
     );
     this.quorum = quorumOf(this.nodes.length);

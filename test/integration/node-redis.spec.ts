@@ -131,3 +131,61 @@ it('a node-redis cluster is refused: Redlock needs independent masters', () => {
     () => new Redlock([cluster as never, ...fleet.urls().slice(1)], { logger: quiet }),
   ).toThrow(RedlockConfigError);
 });
+
+it('one server listed twice through node-redis clients is refused, as with ioredis', async () => {
+  const port = fleet.nodes[0].port;
+  const spellings = [`redis://127.0.0.1:${port}`, `redis://localhost:${port}`, fleet.urls()[1]];
+  const made = spellings.map((url) => createClient({ url, disableOfflineQueue: true }));
+  for (const client of made) client.on('error', () => undefined);
+  await Promise.all(made.map((c) => c.connect()));
+  clients.push(...made);
+  const redlock = new Redlock(made, { logger: quiet });
+  try {
+    await expect(redlock.ready()).rejects.toThrow(/same Redis server as nodes\[0\].*run_id/);
+  } finally {
+    await redlock.close();
+  }
+});
+
+it('a node restarted empty is quarantined: no second holder through node-redis clients', async () => {
+  const TTL = 1_500;
+  // The quarantine is waived for a fleet that is all new (nothing can be held on it yet).
+  const uptime = async (i: number) =>
+    Number(
+      /uptime_in_seconds:(\d+)/.exec(String(await fleet.nodes[i].command('INFO', 'server')))![1],
+    );
+  for (;;) {
+    const ages = await Promise.all([0, 1, 2].map(uptime));
+    if (ages.every((s) => s * 1_000 > TTL + 1_000)) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const guarded = new Redlock(await nodeRedisClients(), { logger: quiet, ttl: TTL });
+  const unguarded = new Redlock(await nodeRedisClients(), {
+    logger: quiet,
+    ttl: TTL,
+    quarantine: false,
+  });
+  const holder = new Redlock(fleet.urls(), { logger: quiet, ttl: TTL });
+  try {
+    await guarded.ready();
+    await unguarded.ready();
+    // The holder's lock sits on nodes 0 and 1 only; node 1 then restarts without its data.
+    await fleet.nodes[2].command('SET', 'redlock:q', 'other', 'PX', 60_000);
+    const lock = await holder.acquire('q');
+    await fleet.nodes[2].command('DEL', 'redlock:q');
+    await fleet.nodes[1].restart();
+    // Both node-redis lock managers reconnect and read the restarted server's identity.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(lock.isValid()).toBe(true);
+
+    expect(await guarded.tryAcquire('q')).toBeNull();
+    // The control: without the quarantine the same clients take a lock that is still held.
+    const second = await unguarded.tryAcquire('q');
+    expect(second).not.toBeNull();
+    expect(lock.isValid()).toBe(true);
+    await second!.release();
+    await lock.release();
+  } finally {
+    await Promise.all([guarded.close(), unguarded.close(), holder.close()]);
+  }
+});
