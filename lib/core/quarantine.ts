@@ -7,8 +7,16 @@
 
 /** What is known of one node for the decision. */
 export interface NodeAge {
-  /** How long the server has been up (ms), or `undefined` when unknown (INFO refused). */
+  /**
+   * How long the server has been up at least (ms), or `undefined` when unknown (INFO refused).
+   * A lower bound: a node is admitted only once this passes the quarantine.
+   */
   readonly ageMs: number | undefined;
+  /**
+   * How long it may have been up at most (ms; `ageMs` when absent). The waiver for an all-young
+   * fleet is the unsafe direction, so it is decided on this upper bound.
+   */
+  readonly maxAgeMs?: number;
   /** The server keeps its keys across a crash (`appendfsync always`): no quarantine needed. */
   readonly durable: boolean;
 }
@@ -24,7 +32,10 @@ export interface NodeAge {
  */
 export function votingNodes(nodes: readonly NodeAge[], quarantineMs: number): boolean[] {
   const young = nodes.map((n) => n.ageMs !== undefined && !n.durable && n.ageMs < quarantineMs);
+  const surelyYoung = nodes.filter(
+    (n) => n.ageMs !== undefined && !n.durable && (n.maxAgeMs ?? n.ageMs) < quarantineMs,
+  ).length;
   const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable).length;
-  const allYoung = known > 0 && young.filter(Boolean).length === known;
+  const allYoung = known > 0 && surelyYoung === known;
   return young.map((isYoung) => !isYoung || allYoung);
 }

@@ -653,7 +653,16 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (seen === undefined || seen.info !== info) seen = this.seen[i] = { info, at: now };
         readAt = seen.at;
       }
-      return { ageMs: info.uptimeSeconds * 1_000 + (now - readAt), durable: info.durable };
+      // `uptime_in_seconds` is a difference of whole seconds (Redis's cached clock minus its
+      // start time): a server started at x.999 s says 1 at x+1.000 s. One second off keeps the
+      // age a lower bound, so a restarted node is never admitted early.
+      // The reported figure is the upper bound the all-young waiver is decided on.
+      const since = now - readAt;
+      return {
+        ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since,
+        maxAgeMs: info.uptimeSeconds * 1_000 + since,
+        durable: info.durable,
+      };
     });
   }
 
