@@ -14,6 +14,24 @@ const base = {
   moduleNameMapper: { '^nestjs-redlock$': '<rootDir>/lib' },
 };
 
+/**
+ * Specs of the core's behaviour that hold whatever client a node is given as. Not here: the
+ * specs of ioredis settings, pub/sub notifications (ioredis only) and faults.spec, whose log
+ * assertions are about clients the module creates (a caller's client, as every node-redis
+ * client is, gets events but no log lines).
+ */
+const NODE_REDIS_SPECS = [
+  'mutual-exclusion',
+  'validity',
+  'release',
+  'multi-resource',
+  'extension',
+  'fencing',
+  'quorum-masks',
+  'quarantine',
+  'stale-cleanup',
+];
+
 module.exports = {
   // Two cores on CI: two workers, each test file owning its own Redis fleet.
   maxWorkers: 2,
@@ -23,6 +41,18 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
+    },
+    {
+      // The core's integration specs that do not depend on the client library, run again with
+      // every URL node turned into a node-redis client (test/support/node-redis-lib.ts).
+      ...base,
+      displayName: 'integration-node-redis',
+      testMatch: NODE_REDIS_SPECS.map((name) => `<rootDir>/test/integration/${name}.spec.ts`),
+      moduleNameMapper: {
+        ...base.moduleNameMapper,
+        '^\\.\\./\\.\\./lib$': '<rootDir>/test/support/node-redis-lib.ts',
+      },
       setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
     },
     {

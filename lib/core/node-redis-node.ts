@@ -110,8 +110,12 @@ export class NodeRedisNode implements RedisNode {
     if (client.isReady) this.onReady();
   }
 
+  /**
+   * Known down: the connection was lost (or refused) and is not back. A client that was never
+   * connected yet is not down: the first command's whenReady connects it.
+   */
   get isDown(): boolean {
-    return !this.client.isOpen || !this.client.isReady;
+    return this.down;
   }
 
   get serverInfo(): ServerInfo | undefined {
