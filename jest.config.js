@@ -8,10 +8,18 @@ const base = {
   preset: 'ts-jest',
   testEnvironment: 'node',
   rootDir: __dirname,
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false }],
+    // @nestjs/terminus 12 is ESM only; jest runs CommonJS (test/support/esm-package-transformer.js).
+    '/node_modules/@nestjs/terminus/.+\\.js$': '<rootDir>/test/support/esm-package-transformer.js',
+  },
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/terminus/)'],
   setupFiles: ['<rootDir>/test/setup/disposable.ts'],
   // The sample imports the library by its package name (tsconfig.json `paths`): the sources.
-  moduleNameMapper: { '^nestjs-redlock$': '<rootDir>/lib' },
+  moduleNameMapper: {
+    '^nestjs-redlock$': '<rootDir>/lib',
+    '^nestjs-redlock/terminus$': '<rootDir>/lib/terminus',
+  },
 };
 
 /**

@@ -15,10 +15,16 @@ import { defineConfig } from 'tsup';
  * error classes recognise each other's instances (lib/core/errors.ts).
  */
 export default defineConfig({
-  entry: { index: 'lib/index.ts', 'testing/index': 'lib/testing/index.ts' },
-  // nestjs-redlock/testing imports the main entry by the package's name (resolved through
-  // `exports` to the same file the app loads), never a bundled copy of it: a second copy would
-  // have its own RedlockService class, a different injection token from the app's.
+  entry: {
+    index: 'lib/index.ts',
+    'testing/index': 'lib/testing/index.ts',
+    // An entry of its own: @nestjs/terminus is an optional peer, the main entry never loads it.
+    'terminus/index': 'lib/terminus/index.ts',
+  },
+  // nestjs-redlock/testing and nestjs-redlock/terminus import the main entry by the package's
+  // name (resolved through `exports` to the same file the app loads), never a bundled copy of
+  // it: a second copy would have its own RedlockService class, a different injection token from
+  // the app's. (Peer dependencies, @nestjs/terminus among them, are external by default.)
   external: ['nestjs-redlock'],
   format: ['cjs', 'esm'],
   tsconfig: 'tsconfig.build.json',

@@ -16,6 +16,7 @@ import {
   type LockInspection,
   type LockedRoutine,
   type LockOptions,
+  type RedlockHealth,
   type Resources,
 } from './core';
 import { assertKnownModuleOptions } from './module-option-names';
@@ -117,6 +118,15 @@ export class RedlockService
    */
   inspect(resource: string): Promise<LockInspection> {
     return this.redlock.inspect(resource);
+  }
+
+  /**
+   * Pings every node (each bounded by `nodeTimeout`): `up` when a quorum answers — locks can be
+   * taken and released — with each node's state and latency. `RedlockHealthIndicator`
+   * (`nestjs-redlock/terminus`) reports it to `@nestjs/terminus`.
+   */
+  health(): Promise<RedlockHealth> {
+    return this.redlock.health();
   }
 
   /** The locks this process holds now. */

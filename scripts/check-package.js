@@ -1,7 +1,8 @@
 // Checks the package as users get it, after `npm run build`:
 // - both builds (`require` → dist/index.js, `import` → dist/index.mjs, through the `exports` map)
 //   expose the public names DESIGN.md §4 promises, each with its own declarations, and so does
-//   `nestjs-redlock/testing` (built on the main entry of its own format, not a copy of it);
+//   `nestjs-redlock/testing` and `nestjs-redlock/terminus` (each built on the main entry of its
+//   own format, not a copy of it);
 // - the two builds loaded side by side (the dual-package hazard) share their module state and
 //   recognise each other's errors with `instanceof`;
 // - `npm pack` ships exactly the intended files;
@@ -44,13 +45,21 @@ const expectedFiles = [
   'dist/testing/index.d.ts',
   'dist/testing/index.js',
   'dist/testing/index.mjs',
+  'dist/terminus/index.d.mts',
+  'dist/terminus/index.d.ts',
+  'dist/terminus/index.js',
+  'dist/terminus/index.mjs',
   'docs/locked.md',
   'package.json',
+  'terminus/package.json',
   'testing/package.json',
 ];
 
 /** What `nestjs-redlock/testing` exports. */
 const requiredTesting = ['RedlockTestingModule', 'RedlockTesting', 'InMemoryRedisNode'];
+
+/** What `nestjs-redlock/terminus` exports. */
+const requiredTerminus = ['RedlockHealthIndicator'];
 
 function run(command, args, options = {}) {
   return execFileSync(command, args, { cwd: root, encoding: 'utf8', ...options });
@@ -84,14 +93,31 @@ async function main() {
       if (!fs.existsSync(path.join(root, file))) fail(`${format}: ${file} does not exist`);
     }
   }
-  // The testing entry must use the main entry of its own format, not a bundled copy: a copy
-  // would bring its own RedlockService class, another injection token than the app's.
-  for (const [format, main, testing] of [
-    ['require', cjs, cjsTesting],
-    ['import', esm, esmTesting],
+  const cjsTerminus = require(`${pkg.name}/terminus`);
+  const esmTerminus = await import(`${pkg.name}/terminus`);
+  for (const [format, api] of [
+    ['require', cjsTerminus],
+    ['import', esmTerminus],
+  ]) {
+    const missing = requiredTerminus.filter((name) => typeof api[name] !== 'function');
+    if (missing.length > 0) fail(`${format} ${pkg.name}/terminus: missing ${missing.join(', ')}`);
+    const target = pkg.exports['./terminus'][format];
+    for (const file of [target.types, target.default]) {
+      if (!fs.existsSync(path.join(root, file))) fail(`${format}: ${file} does not exist`);
+    }
+  }
+  // The testing and terminus entries must use the main entry of their own format, not a bundled
+  // copy: a copy would bring its own RedlockService class, another injection token than the app's.
+  for (const [format, main, testing, terminus] of [
+    ['require', cjs, cjsTesting, cjsTerminus],
+    ['import', esm, esmTesting, esmTerminus],
   ]) {
     if (!(testing.TestingRedlockService.prototype instanceof main.RedlockService)) {
       fail(`${format}: ${pkg.name}/testing does not extend the main entry's RedlockService`);
+    }
+    const injected = Reflect.getMetadata('design:paramtypes', terminus.RedlockHealthIndicator);
+    if (!Array.isArray(injected) || injected[0] !== main.RedlockService) {
+      fail(`${format}: ${pkg.name}/terminus does not inject the main entry's RedlockService`);
     }
   }
   if (cjs.RedlockModule === esm.RedlockModule) {

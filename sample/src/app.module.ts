@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { RedlockModule } from 'nestjs-redlock';
+import { HealthModule } from './health/health.module';
+import { LocksModule } from './locks/locks.module';
 import { StockModule } from './stock/stock.module';
 
 /** What {@link AppModule} is built from: where the lock nodes and the stock data live. */
@@ -13,6 +15,11 @@ export interface AppOptions {
   raceWindowMs?: number;
   /** Run the scheduled stock report (every second, on one instance per tick). @default false */
   stockReport?: boolean;
+  /**
+   * The token `GET /locks/:resource` requires in `x-admin-token`; unset: that route refuses
+   * every request (403).
+   */
+  adminToken?: string;
 }
 
 /**
@@ -38,6 +45,10 @@ export class AppModule {
           raceWindowMs: options.raceWindowMs,
           report: options.stockReport,
         }),
+        // GET /health (@nestjs/terminus and nestjs-redlock/terminus)
+        HealthModule,
+        // GET /locks/:resource, read-only, behind the admin token
+        LocksModule.register({ adminToken: options.adminToken }),
       ],
       // For modules built on top of the app (the e2e tests add test-only routes this way).
       exports: [StockModule],

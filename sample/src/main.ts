@@ -3,7 +3,7 @@
  *
  * Environment (see config/sample-config.ts): `LOCK_NODES` (comma-separated redis:// URLs of
  * the lock's Redis masters), `STOCK_REDIS_URL` (the Redis of the stock data), `PORT` (default
- * 3000), `HOST` (default 127.0.0.1). Without `LOCK_NODES` it starts 5 local lock nodes, without
+ * 3000), `HOST` (default 127.0.0.1), `ADMIN_TOKEN` (opens `GET /locks/:resource`). Without `LOCK_NODES` it starts 5 local lock nodes, without
  * `STOCK_REDIS_URL` one local stock node (redis-server processes on free loopback ports), and
  * stops them when it exits. Ctrl-C (SIGINT) or SIGTERM: closes the app (releasing its locks),
  * then stops the local nodes.
@@ -46,12 +46,19 @@ async function start(config: SampleConfig, running: Running): Promise<void> {
   );
 
   running.app = await NestFactory.create(
-    AppModule.register({ lockNodes, stockRedisUrl, stockReport: config.stockReport }),
+    AppModule.register({
+      lockNodes,
+      stockRedisUrl,
+      stockReport: config.stockReport,
+      adminToken: config.adminToken,
+    }),
   );
   await running.app.listen(config.port, config.host);
   const url = await running.app.getUrl();
   // The demo reads this line to find an instance started with PORT=0.
   logger.log(`Listening on ${url}`);
+  logger.log(`Health: curl ${url}/health`);
+  if (!config.adminToken) logger.log('GET /locks/:resource is closed: ADMIN_TOKEN is not set');
   logger.log(
     `Try: curl -X PUT ${url}/stock/a -H 'content-type: application/json' -d '{"quantity":5}'` +
       ` && curl -X POST ${url}/stock/a/decrement`,

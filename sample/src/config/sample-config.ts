@@ -8,6 +8,7 @@
  * | `PORT`            | HTTP port (`0`: any free port)                               | `3000`                   |
  * | `HOST`            | address to listen on                                         | `127.0.0.1`              |
  * | `STOCK_REPORT`    | `1`: run the scheduled stock report (one instance per tick)  | off                      |
+ * | `ADMIN_TOKEN`     | the `x-admin-token` that `GET /locks/:resource` requires     | unset: route closed      |
  *
  * Embedded nodes are `redis-server` processes on free loopback ports, started by the sample
  * and stopped when it exits: a try-out needs no Redis set up.
@@ -21,6 +22,8 @@ export interface SampleConfig {
   host: string;
   /** From `STOCK_REPORT` (`1` or `true`): run the every-second stock report job. */
   stockReport: boolean;
+  /** From `ADMIN_TOKEN`; `undefined` when unset or empty: the admin route refuses everyone. */
+  adminToken: string | undefined;
 }
 
 /** Default `PORT`. */
@@ -45,6 +48,7 @@ export function readSampleConfig(env: NodeJS.ProcessEnv = process.env): SampleCo
     port: port(env.PORT),
     host: env.HOST?.trim() || DEFAULT_HOST,
     stockReport: ['1', 'true'].includes(env.STOCK_REPORT?.trim().toLowerCase() ?? ''),
+    adminToken: env.ADMIN_TOKEN?.trim() || undefined,
   };
 }
 
