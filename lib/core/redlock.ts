@@ -91,6 +91,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly notifier?: ReleaseNotifier;
   /** OpenTelemetry, once `@opentelemetry/api` is loaded; unset without it or with `telemetry: false`. */
   private telemetry?: RedlockTelemetry;
+  /** While `@opentelemetry/api` is being imported (never rejects). */
+  private instrumenting?: Promise<void>;
   private connecting?: Promise<void>;
   private closing?: Promise<void>;
   /** Aborted by `drain()`: wakes every waiting acquisition so that it gives up at once. */
@@ -172,30 +174,28 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       lost: (lock, error) => this.reportLost(lock, error),
     };
     // Connections open in the background; the first attempt waits for them (bounded), so a
-    // lock taken right after start-up does not fail on sockets that are still connecting. It
-    // waits for the OpenTelemetry API too (imported once per process, a few ms at most), so
-    // that the first acquisition is traced like any other.
+    // lock taken right after start-up does not fail on sockets that are still connecting.
+    this.connecting = this.ready().finally(() => {
+      this.connecting = undefined;
+    });
     const telemetry = this.options.telemetry;
-    const instrumented =
-      telemetry === false
-        ? undefined
-        : loadOtelApi().then((api) => {
-            if (api === undefined || this.closing !== undefined) return;
-            this.telemetry = new RedlockTelemetry(
-              api,
-              this.clock,
-              telemetry !== true && telemetry.recordResources === true,
-              this.nodes.length,
-              this.quorum,
-              () => this.held.size,
-            );
-          });
-    const ready = this.ready();
-    this.connecting = (instrumented ? Promise.all([ready, instrumented]) : ready)
-      .then(() => undefined)
-      .finally(() => {
-        this.connecting = undefined;
-      });
+    if (telemetry !== false) {
+      this.instrumenting = loadOtelApi()
+        .then((api) => {
+          if (api === undefined || this.closing !== undefined) return;
+          this.telemetry = new RedlockTelemetry(
+            api,
+            this.clock,
+            telemetry !== true && telemetry.recordResources === true,
+            this.nodes.length,
+            this.quorum,
+            () => this.held.size,
+          );
+        })
+        .finally(() => {
+          this.instrumenting = undefined;
+        });
+    }
     // Keep the promise from being reported unhandled: the first acquisition (or `ready()`)
     // throws its error to someone who is listening.
     this.connecting.catch(() => undefined);
@@ -430,6 +430,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     signal?.throwIfAborted();
     const nested = this.nestedLock(names, settings.reentrant);
     if (nested !== undefined) return nested;
+    // The first acquisitions wait for the API's import (a few ms at most, once per process),
+    // so that they are traced like any other.
+    if (this.instrumenting !== undefined) await this.instrumenting;
     // Read after the reentrancy check: a nested handle is no acquisition of its own.
     const trace = this.telemetry?.startAcquire(names);
     if (trace === undefined) return this.acquireNew(names, settings, signal, waitOverride);
