@@ -507,7 +507,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       const listening = waiting.handle?.listening() ?? false;
       const result = await acquireRound(this.round, keys, value, settings.ttl, signal, fenceKeys);
       waiting.handle?.attempted();
-      if (trace !== undefined) trace.attempts = attempts;
+      if (trace !== undefined) {
+        trace.attempts = attempts;
+        if (result.acquired) trace.granted(result.outcomes);
+      }
       if (result.acquired) {
         const lock = new RedlockLock(
           this.driver,

@@ -33,6 +33,8 @@ export type AttemptResult =
       readonly deadline: number;
       /** With fencing: the token this attempt was issued. */
       readonly fencingToken?: number;
+      /** What each node answered (telemetry): computed only when asked, off the lock path. */
+      readonly outcomes: () => NodeOutcome[];
     }
   | ({ readonly acquired: false } & AttemptFailure);
 
@@ -101,10 +103,16 @@ export async function acquireRound(
   // safe lower bound; the drift term covers node clocks running faster than ours.
   const deadline = validUntil(start, ttl, ctx.driftFactor);
   if (yes >= quorum && clock.now() < deadline && !signal?.aborted) {
-    if (fenceKeys === undefined) return { acquired: true, deadline };
+    const outcomes = () =>
+      classifyFailure(
+        nodes.map((node, i) => ({ node: node.name, reply: replies[i], votes: voters[i] })),
+        quorum,
+        false,
+      ).outcomes;
+    if (fenceKeys === undefined) return { acquired: true, deadline, outcomes };
     const fencingToken = await fenceRound(ctx, voters, replies, keys, fenceKeys, value, deadline);
     if (fencingToken !== undefined && !signal?.aborted) {
-      return { acquired: true, deadline, fencingToken };
+      return { acquired: true, deadline, fencingToken, outcomes };
     }
   }
 

@@ -253,6 +253,14 @@ export class RedlockTelemetry {
     }
   }
 
+  /** @internal The granted attempt of an acquisition: its node summary and node errors. */
+  granted(trace: AcquireTrace, read: () => readonly NodeOutcome[]): void {
+    if (trace.span === undefined && !this.metered) return;
+    const nodes = read();
+    if (trace.span !== undefined) describeNodes(trace.span, nodes);
+    this.countNodeErrors(nodes);
+  }
+
   /** @internal One failed attempt of an acquisition. */
   attemptFailed(
     trace: AcquireTrace,
@@ -260,11 +268,7 @@ export class RedlockTelemetry {
     reason: string,
     nodes: readonly NodeOutcome[],
   ) {
-    if (this.metered) {
-      for (const { node, outcome } of nodes) {
-        if (outcome === 'error' || outcome === 'timeout') this.nodeError(node, outcome);
-      }
-    }
+    this.countNodeErrors(nodes);
     trace.span?.addEvent('redlock.attempt_failed', {
       'redlock.attempt': attempt,
       'redlock.reason': reason,
@@ -276,6 +280,14 @@ export class RedlockTelemetry {
   within<T>(span: OtelApi.Span, fn: () => Promise<T>): Promise<T> {
     const { context, trace } = this.api;
     return context.with(trace.setSpan(context.active(), span), fn);
+  }
+
+  /** Errors and timeouts of nodes in one attempt, into `redlock.node.errors`. */
+  private countNodeErrors(nodes: readonly NodeOutcome[]): void {
+    if (!this.metered) return;
+    for (const { node, outcome } of nodes) {
+      if (outcome === 'error' || outcome === 'timeout') this.nodeError(node, outcome);
+    }
   }
 
   private describe(span: OtelApi.Span, resources: readonly string[]): void {
@@ -316,6 +328,11 @@ export class AcquireTrace {
   attemptFailed(attempt: number, reason: string, nodes: readonly NodeOutcome[]): void {
     this.lastOutcomes = nodes;
     this.telemetry.attemptFailed(this, attempt, reason, nodes);
+  }
+
+  /** The attempt that got the lock: what each node answered (read only when recorded). */
+  granted(outcomes: () => readonly NodeOutcome[]): void {
+    this.telemetry.granted(this, outcomes);
   }
 
   /** The acquisition succeeded. */

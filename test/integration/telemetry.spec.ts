@@ -89,13 +89,20 @@ describe('OpenTelemetry (3 real nodes)', () => {
     await lock.release();
 
     const [acquire] = finished('redlock.acquire');
-    expect(acquire.attributes).toEqual({
+    expect(acquire.attributes).toMatchObject({
       'redlock.resource.count': 1,
       'redlock.nodes.total': 3,
       'redlock.nodes.quorum': 2,
       'redlock.acquire.attempts': 1,
       'redlock.outcome': 'acquired',
+      'redlock.nodes.error': 0,
     });
+    // Granted at quorum: the third node may not have been waited for.
+    const granted = acquire.attributes['redlock.nodes.acquired'] as number;
+    expect(granted).toBeGreaterThanOrEqual(2);
+    expect(granted + (acquire.attributes['redlock.nodes.pending'] as number)).toBe(3);
+    expect(acquire.attributes['redlock.nodes.outcomes']).toHaveLength(3);
+    expect(acquire.attributes).not.toHaveProperty('redlock.reason');
     expect(acquire.status.code).toBe(SpanStatusCode.UNSET);
     const [extend] = finished('redlock.extend');
     expect(extend.attributes).toMatchObject({
@@ -211,8 +218,26 @@ describe('OpenTelemetry (3 real nodes)', () => {
     const [, second, third] = shared.fleet.nodes;
     const names = [second, third].map((n) => `127.0.0.1:${n.port}`);
     try {
-      await second.kill();
+      // One node down: still granted, and the node's failure is on the span and the counter.
       await third.kill();
+      expect(
+        await eventually(
+          async () => (await count('redlock.node.errors', { 'error.type': 'down' })) >= 1,
+        ),
+      ).toBe(true);
+      await (await redlock.acquire('partial')).release();
+      const [partial] = finished('redlock.acquire');
+      expect(partial.attributes).toMatchObject({
+        'redlock.outcome': 'acquired',
+        'redlock.nodes.acquired': 2,
+        'redlock.nodes.error': 1,
+      });
+      expect(partial.attributes['redlock.nodes.outcomes']).toContain(`${names[1]}=error`);
+      expect(
+        await count('redlock.node.errors', { 'redlock.node': names[1], 'error.type': 'error' }),
+      ).toBe(1);
+      spans.reset();
+      await second.kill();
       expect(
         await eventually(
           async () => (await count('redlock.node.errors', { 'error.type': 'down' })) >= 2,
