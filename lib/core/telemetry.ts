@@ -130,7 +130,8 @@ export class RedlockTelemetry {
       unit: '{lock}',
     });
     this.nodeErrors = meter.createCounter('redlock.node.errors', {
-      description: 'Failures of a Redis node: errors and timeouts in attempts, lost connections',
+      description:
+        'Failures of a Redis node: errors and timeouts in attempts, lost connections, slow answers',
       unit: '{error}',
     });
     if (this.metered) {
