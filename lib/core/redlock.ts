@@ -32,7 +32,13 @@ import {
 import { newOwnerValue } from './owner-value';
 import { quorumOf } from './quorum';
 import { normalizeResources, type Resources } from './resources';
-import { acquireRound, extendRound, releaseRound, type RoundContext } from './rounds';
+import {
+  acquireRound,
+  extendRound,
+  grantedOutcomes,
+  releaseRound,
+  type RoundContext,
+} from './rounds';
 import { duplicateServers } from './server-info';
 import { Alarm, sleep } from './sleep';
 import { fanOut } from './fan-out';
@@ -164,11 +170,17 @@ export class Redlock extends EventEmitter<RedlockEvents> {
             heldMs: this.clock.now() - lock.acquiredAt,
           });
         }
-        const round = () => releaseRound(this.round, this.nodes, lock.keys, lock.value);
-        if (this.telemetry === undefined) return round();
+        const telemetry = this.telemetry;
+        const span = telemetry?.startRound('redlock.release', lock.resources);
+        // No closure unless a span records: nothing added to the lock path otherwise.
+        if (telemetry === undefined || span === undefined) {
+          return releaseRound(this.round, this.nodes, lock.keys, lock.value);
+        }
         const heldMs =
           lock.lostReason === undefined ? this.clock.now() - lock.acquiredAt : undefined;
-        return this.telemetry.traceRelease(lock.resources, heldMs, round);
+        return telemetry.traceRelease(span, heldMs, () =>
+          releaseRound(this.round, this.nodes, lock.keys, lock.value),
+        );
       },
       ended: (lock) => this.held.delete(lock),
       lost: (lock, error) => this.reportLost(lock, error),
@@ -509,7 +521,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       waiting.handle?.attempted();
       if (trace !== undefined) {
         trace.attempts = attempts;
-        if (result.acquired) trace.granted(result.outcomes);
+        if (result.acquired) {
+          const { replies, voters } = result;
+          trace.granted(() => grantedOutcomes(this.nodes, replies, voters));
+        }
       }
       if (result.acquired) {
         const lock = new RedlockLock(
@@ -640,10 +655,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     ttl: number,
   ): Promise<{ deadline: number } | { lost: boolean }> {
     assertLockTtl(ttl, this.options.nodeTimeout);
-    const round = () => extendRound(this.round, lock.keys, lock.value, ttl);
-    const result = await (this.telemetry === undefined
-      ? round()
-      : this.telemetry.traceExtend(lock.resources, ttl, round));
+    const telemetry = this.telemetry;
+    const span = telemetry?.startRound('redlock.extend', lock.resources);
+    const result = await (telemetry === undefined || span === undefined
+      ? extendRound(this.round, lock.keys, lock.value, ttl)
+      : telemetry.traceExtend(span, ttl, () =>
+          extendRound(this.round, lock.keys, lock.value, ttl),
+        ));
     if (!result.extended) return { lost: result.lost };
     if (this.listenerCount('extended') > 0) {
       this.emit('extended', {

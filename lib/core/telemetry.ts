@@ -165,15 +165,26 @@ export class RedlockTelemetry {
     return new AcquireTrace(this, recording ? span : undefined, this.clock.now());
   }
 
-  /** Runs `round` (one release) under a `redlock.release` span. */
-  async traceRelease(
+  /**
+   * The span of a release or extension round, or `undefined` when it would not record: the
+   * caller then runs the round as it would without telemetry.
+   */
+  startRound(
+    name: 'redlock.release' | 'redlock.extend',
     resources: readonly string[],
+  ): OtelApi.Span | undefined {
+    const span = this.tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL });
+    if (!span.isRecording()) return undefined;
+    this.describe(span, resources);
+    return span;
+  }
+
+  /** Runs `round` (one release) under `span` (from {@link startRound}), and ends it. */
+  async traceRelease(
+    span: OtelApi.Span,
     heldMs: number | undefined,
     round: () => Promise<void>,
   ): Promise<void> {
-    const span = this.tracer.startSpan('redlock.release', { kind: SPAN_KIND_INTERNAL });
-    if (!span.isRecording()) return round();
-    this.describe(span, resources);
     if (heldMs === undefined) span.setAttribute('redlock.lock.lost', true);
     else span.setAttribute('redlock.lock.held_ms', heldMs);
     try {
@@ -183,15 +194,12 @@ export class RedlockTelemetry {
     }
   }
 
-  /** Runs `round` (one extension) under a `redlock.extend` span. */
+  /** Runs `round` (one extension) under `span` (from {@link startRound}), and ends it. */
   async traceExtend<T extends { deadline: number } | { lost: boolean }>(
-    resources: readonly string[],
+    span: OtelApi.Span,
     ttl: number,
     round: () => Promise<T>,
   ): Promise<T> {
-    const span = this.tracer.startSpan('redlock.extend', { kind: SPAN_KIND_INTERNAL });
-    if (!span.isRecording()) return round();
-    this.describe(span, resources);
     span.setAttribute('redlock.lock.ttl_ms', ttl);
     try {
       const result = await this.within(span, round);
@@ -355,11 +363,16 @@ function failureReason(error: unknown, signal: AbortSignal | undefined): Acquire
   return 'error';
 }
 
+/** The attribute counting each node outcome, built once: `redlock.nodes.held`, … */
+const COUNT_KEYS = Object.fromEntries(
+  NODE_OUTCOMES.map((outcome) => [outcome, `redlock.nodes.${outcome}`]),
+) as Record<NodeOutcome['outcome'], string>;
+
 /** Per outcome, how many nodes had it: `redlock.nodes.held` = 2, … */
 function nodeCounts(nodes: readonly NodeOutcome[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const outcome of NODE_OUTCOMES) counts[`redlock.nodes.${outcome}`] = 0;
-  for (const { outcome } of nodes) counts[`redlock.nodes.${outcome}`]++;
+  for (const outcome of NODE_OUTCOMES) counts[COUNT_KEYS[outcome]] = 0;
+  for (const { outcome } of nodes) counts[COUNT_KEYS[outcome]]++;
   return counts;
 }
 
