@@ -3,11 +3,14 @@
 // with no provider registered (the API's no-ops), and the default with an SDK tracer provider
 // (batch processor, an exporter that drops) and meter provider (a reader, never collected)
 // registered. Run: npm run build && node bench/otel-cost.mjs
+// NODES=memory: over 5 in-memory nodes (nestjs-redlock/testing) instead, so that the client's own
+// CPU per cycle, the instrumentation's included, is not buried under the network's.
 import { performance } from 'node:perf_hooks';
 import { metrics, trace } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Redlock } from '../dist/index.js';
+import { InMemoryRedisNode } from '../dist/testing/index.js';
 import { startLocalFleet } from './local-fleet.mjs';
 
 const CYCLES = Number(process.env.CYCLES ?? 2000);
@@ -35,7 +38,10 @@ const CONFIGS = {
   'SDK provider': { telemetry: true, provider: true },
 };
 
-const fleet = await startLocalFleet(5);
+const memory = process.env.NODES === 'memory';
+const fleet = memory ? undefined : await startLocalFleet(5);
+const nodes = () =>
+  memory ? ['a', 'b', 'c', 'd', 'e'].map((name) => new InMemoryRedisNode(name)) : fleet.urls;
 const quiet = { log() {}, warn() {}, error() {} };
 try {
   const results = {};
@@ -62,7 +68,7 @@ try {
         trace.setGlobalTracerProvider(tracerProvider);
         metrics.setGlobalMeterProvider(meterProvider);
       }
-      const redlock = new Redlock(fleet.urls, { telemetry: config.telemetry, logger: quiet });
+      const redlock = new Redlock(nodes(), { telemetry: config.telemetry, logger: quiet });
       await redlock.ready();
       for (let i = 0; i < 200; i++) await (await redlock.acquire(`warm${i}`)).release();
       globalThis.gc?.();
@@ -86,7 +92,7 @@ try {
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const off = median(results.off);
   console.log(
-    `uncontended acquire→release, 5 nodes, ${CYCLES} cycles × ${ROUNDS} rounds (median), node ${process.version}`,
+    `uncontended acquire→release, 5 ${memory ? 'in-memory' : 'local redis-server'} nodes, ${CYCLES} cycles × ${ROUNDS} rounds (median), node ${process.version}`,
   );
   for (const name of Object.keys(CONFIGS)) {
     const us = median(results[name]);
@@ -107,5 +113,5 @@ try {
   if (spansEnded !== expected) throw new Error(`${spansEnded} spans ended, expected ${expected}`);
   console.log(`spans ended under the SDK provider: ${spansEnded} (2 per cycle, as expected)`);
 } finally {
-  fleet.stop();
+  fleet?.stop();
 }
