@@ -47,6 +47,7 @@ export type {
   LockSession,
   LockOptions,
   RedlockOptions,
+  RedlockTelemetryOptions,
   RedlockEvents,
   LockedRoutine,
   NodeOutcome,

@@ -172,6 +172,33 @@ async function main() {
     );
   }
 
+  // 2b. OpenTelemetry: each build imports the optional @opentelemetry/api lazily (a dynamic
+  //     import, which both formats have) and traces to a provider registered by the app.
+  {
+    const { trace } = require('@opentelemetry/api');
+    const otel = require('@opentelemetry/sdk-trace-base');
+    const exporter = new otel.InMemorySpanExporter();
+    trace.setGlobalTracerProvider(
+      new otel.BasicTracerProvider({ spanProcessors: [new otel.SimpleSpanProcessor(exporter)] }),
+    );
+    const quiet = { log() {}, warn() {}, error() {} };
+    for (const [format, main, testing] of [
+      ['require', cjs, cjsTesting],
+      ['import', esm, esmTesting],
+    ]) {
+      exporter.reset();
+      const nodes = ['a', 'b', 'c'].map((name) => new testing.InMemoryRedisNode(name));
+      const redlock = new main.Redlock(nodes, { logger: quiet });
+      await (await redlock.acquire('otel-check')).release();
+      await redlock.close();
+      const names = exporter.getFinishedSpans().map((span) => span.name);
+      if (names.join() !== 'redlock.acquire,redlock.release') {
+        fail(`${format}: OpenTelemetry spans ${JSON.stringify(names)}, expected acquire, release`);
+      }
+    }
+    trace.disable();
+  }
+
   // 3. The packed file list, exactly.
   const [packed] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts']));
   const files = packed.files.map((f) => f.path).sort();
@@ -221,7 +248,7 @@ async function main() {
   }
   console.log(
     `${pkg.name}: ${required.length} public names in both builds (require + import), ` +
-      `errors and state shared across them, ${files.length} packed files as expected:\n  ${files.join('\n  ')}`,
+      `errors and state shared across them, OpenTelemetry spans from both, ${files.length} packed files as expected:\n  ${files.join('\n  ')}`,
   );
 }
 

@@ -15,6 +15,7 @@ export {
   type LockNotAcquiredReason,
 } from './errors';
 export { REDLOCK_DEFAULTS, type RedlockOptions, type LockOptions } from './options';
+export type { RedlockTelemetryOptions } from './telemetry';
 export {
   KeyTypeConflict,
   type RedisNode,

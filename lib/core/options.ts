@@ -1,6 +1,7 @@
 import type { Clock } from './clock';
 import { RedlockConfigError } from './errors';
 import type { RedlockLogger } from './logger';
+import type { RedlockTelemetryOptions } from './telemetry';
 
 /**
  * Settings of a lock manager. Every per-call {@link LockOptions} falls back to the option of
@@ -94,6 +95,14 @@ export interface RedlockOptions {
    * @default true
    */
   notifications?: boolean;
+  /**
+   * OpenTelemetry spans and metrics (README "OpenTelemetry"), through `@opentelemetry/api` when
+   * it is installed, to whatever tracer and meter providers the app registered: with none, the
+   * API's no-ops, at no measurable cost. `false`: never load the API. `{ recordResources: true }`
+   * also puts resource names on spans (off by default: they may carry user data).
+   * @default true
+   */
+  telemetry?: boolean | RedlockTelemetryOptions;
   /** Where warnings go. @default warnings and errors to the console */
   logger?: RedlockLogger;
   /** The monotonic clock (tests inject a virtual one). @default performance.now() */
@@ -140,6 +149,7 @@ export interface ResolvedRedlockOptions {
   quarantine: boolean | number;
   reentrant: boolean;
   notifications: boolean;
+  telemetry: boolean | RedlockTelemetryOptions;
 }
 
 /** Defaults of {@link RedlockOptions}; documented on each option. */
@@ -157,6 +167,7 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   quarantine: true,
   reentrant: false,
   notifications: true,
+  telemetry: true,
 });
 
 /** The timing options a single acquisition runs with. */
@@ -217,6 +228,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
   assertBoolean('fencing', resolved.fencing);
   assertBoolean('reentrant', resolved.reentrant);
   assertBoolean('notifications', resolved.notifications);
+  assertTelemetry(resolved.telemetry);
   const quarantine = resolved.quarantine;
   if (typeof quarantine !== 'boolean' && !isPositiveFinite(quarantine)) {
     throw new RedlockConfigError(
@@ -300,6 +312,25 @@ function maxNodeTimeout(ttl: number): number {
 function assertBoolean(option: string, value: unknown): void {
   if (typeof value !== 'boolean')
     throw new RedlockConfigError(option, value, 'must be true or false');
+}
+
+/** `true`, `false`, or `{ recordResources?: boolean }` and nothing else (a typo is refused). */
+function assertTelemetry(value: unknown): void {
+  if (typeof value === 'boolean') return;
+  const expected = 'must be true, false or { recordResources?: boolean }';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new RedlockConfigError('telemetry', value, expected);
+  }
+  for (const [key, setting] of Object.entries(value)) {
+    if (key !== 'recordResources') {
+      throw new RedlockConfigError(
+        `telemetry.${key}`,
+        setting,
+        `is not an option; telemetry ${expected}`,
+      );
+    }
+    if (setting !== undefined) assertBoolean('telemetry.recordResources', setting);
+  }
 }
 
 function isPositiveFinite(value: unknown): value is number {

@@ -32,7 +32,13 @@ import {
 import { newOwnerValue } from './owner-value';
 import { quorumOf } from './quorum';
 import { normalizeResources, type Resources } from './resources';
-import { acquireRound, extendRound, releaseRound, type RoundContext } from './rounds';
+import {
+  acquireRound,
+  extendRound,
+  grantedOutcomes,
+  releaseRound,
+  type RoundContext,
+} from './rounds';
 import { duplicateServers } from './server-info';
 import { Alarm, sleep } from './sleep';
 import { fanOut } from './fan-out';
@@ -45,6 +51,7 @@ import {
   type RedlockHealth,
 } from './inspection';
 import { ReleaseNotifier, type WaiterHandle } from './notifier';
+import { loadOtelApi, RedlockTelemetry, type AcquireTrace } from './telemetry';
 
 /** A routine run under a lock by `using()`. */
 export type LockedRoutine<T> = (lock: Lock) => Promise<T> | T;
@@ -88,6 +95,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly quarantined: boolean[];
   /** Release notifications, unless turned off. */
   private readonly notifier?: ReleaseNotifier;
+  /** OpenTelemetry, once `@opentelemetry/api` is loaded; unset without it or with `telemetry: false`. */
+  private telemetry?: RedlockTelemetry;
+  /** While `@opentelemetry/api` is being imported (never rejects). */
+  private instrumenting?: Promise<void>;
   private connecting?: Promise<void>;
   private closing?: Promise<void>;
   /** Aborted by `drain()`: wakes every waiting acquisition so that it gives up at once. */
@@ -131,6 +142,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (state === 'down') this.emit('nodeDown', event);
         else if (state === 'up') this.emit('nodeUp', event);
         else this.emit('nodeSlow', event);
+        if (state !== 'up') this.telemetry?.nodeError(node.name, state);
       });
     }
     this.longestLease = this.options.ttl;
@@ -158,7 +170,17 @@ export class Redlock extends EventEmitter<RedlockEvents> {
             heldMs: this.clock.now() - lock.acquiredAt,
           });
         }
-        return releaseRound(this.round, this.nodes, lock.keys, lock.value);
+        const telemetry = this.telemetry;
+        const span = telemetry?.startRound('redlock.release', lock.resources);
+        // No closure unless a span records: nothing added to the lock path otherwise.
+        if (telemetry === undefined || span === undefined) {
+          return releaseRound(this.round, this.nodes, lock.keys, lock.value);
+        }
+        const heldMs =
+          lock.lostReason === undefined ? this.clock.now() - lock.acquiredAt : undefined;
+        return telemetry.traceRelease(span, heldMs, () =>
+          releaseRound(this.round, this.nodes, lock.keys, lock.value),
+        );
       },
       ended: (lock) => this.held.delete(lock),
       lost: (lock, error) => this.reportLost(lock, error),
@@ -168,6 +190,24 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.connecting = this.ready().finally(() => {
       this.connecting = undefined;
     });
+    const telemetry = this.options.telemetry;
+    if (telemetry !== false) {
+      this.instrumenting = loadOtelApi()
+        .then((api) => {
+          if (api === undefined || this.closing !== undefined) return;
+          this.telemetry = new RedlockTelemetry(
+            api,
+            this.clock,
+            telemetry !== true && telemetry.recordResources === true,
+            this.nodes.length,
+            this.quorum,
+            () => this.held.size,
+          );
+        })
+        .finally(() => {
+          this.instrumenting = undefined;
+        });
+    }
     // Keep the promise from being reported unhandled: the first acquisition (or `ready()`)
     // throws its error to someone who is listening.
     this.connecting.catch(() => undefined);
@@ -353,6 +393,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.drain();
+      this.telemetry?.close();
       await Promise.all(
         [...this.held].map((lock) => {
           lock.markLost(
@@ -401,6 +442,32 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     signal?.throwIfAborted();
     const nested = this.nestedLock(names, settings.reentrant);
     if (nested !== undefined) return nested;
+    // The first acquisitions wait for the API's import (a few ms at most, once per process),
+    // so that they are traced like any other.
+    if (this.instrumenting !== undefined) await this.instrumenting;
+    // Read after the reentrancy check: a nested handle is no acquisition of its own.
+    const trace = this.telemetry?.startAcquire(names);
+    if (trace === undefined) return this.acquireNew(names, settings, signal, waitOverride);
+    try {
+      const lock = await trace.run(() =>
+        this.acquireNew(names, settings, signal, waitOverride, trace),
+      );
+      trace.succeeded();
+      return lock;
+    } catch (error) {
+      trace.failed(error, signal);
+      throw error;
+    }
+  }
+
+  /** A new lock (not a nested handle): the waiting loop of DESIGN §5.2. */
+  private async acquireNew(
+    names: string[],
+    settings: CallSettings,
+    signal: AbortSignal | undefined,
+    waitOverride: number | undefined,
+    trace?: AcquireTrace,
+  ): Promise<RedlockLock> {
     if (this.draining.signal.aborted) throw shuttingDown(names, 0);
     if (settings.fencing) this.assertCanFence();
     // The quarantine must outlast the longest lease any lock of ours may still have.
@@ -426,7 +493,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     let acquired = false;
     try {
       const lock = await this.attempts(
-        { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt },
+        { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace },
         waiting,
       );
       acquired = true;
@@ -438,7 +505,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   /** The attempts of one acquisition, with the waits between them (DESIGN §5.2). */
   private async attempts(call: Acquisition, waiting: Waiting): Promise<RedlockLock> {
-    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt } = call;
+    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace } = call;
     for (let attempts = 1; ; attempts++) {
       // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
       // would only delay the 503. A node that reconnects makes the next call wait again.
@@ -452,6 +519,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       const listening = waiting.handle?.listening() ?? false;
       const result = await acquireRound(this.round, keys, value, settings.ttl, signal, fenceKeys);
       waiting.handle?.attempted();
+      if (trace !== undefined) {
+        trace.attempts = attempts;
+        if (result.acquired) {
+          const { replies, voters } = result;
+          trace.granted(() => grantedOutcomes(this.nodes, replies, voters));
+        }
+      }
       if (result.acquired) {
         const lock = new RedlockLock(
           this.driver,
@@ -481,6 +555,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         }
         return lock;
       }
+      trace?.attemptFailed(attempts, result.reason, result.outcomes);
       if (this.listenerCount('attemptFailed') > 0) {
         this.emit('attemptFailed', {
           resources: names,
@@ -580,7 +655,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     ttl: number,
   ): Promise<{ deadline: number } | { lost: boolean }> {
     assertLockTtl(ttl, this.options.nodeTimeout);
-    const result = await extendRound(this.round, lock.keys, lock.value, ttl);
+    const telemetry = this.telemetry;
+    const span = telemetry?.startRound('redlock.extend', lock.resources);
+    const result = await (telemetry === undefined || span === undefined
+      ? extendRound(this.round, lock.keys, lock.value, ttl)
+      : telemetry.traceExtend(span, ttl, () =>
+          extendRound(this.round, lock.keys, lock.value, ttl),
+        ));
     if (!result.extended) return { lost: result.lost };
     if (this.listenerCount('extended') > 0) {
       this.emit('extended', {
@@ -668,6 +749,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
 
   private reportLost(lock: RedlockLock, error: LockLostError): void {
     this.logger.warn(error.message);
+    this.telemetry?.lockLost();
     this.emit('lockLost', error, lock);
   }
 }
@@ -683,6 +765,8 @@ interface Acquisition {
   readonly startedAt: number;
   /** Monotonic time after which no new attempt starts. */
   readonly giveUpAt: number;
+  /** Its OpenTelemetry trace, when something records it. */
+  readonly trace?: AcquireTrace;
 }
 
 /** How an acquisition waits between attempts: its alarm, and its registration for release notifications. */

@@ -33,6 +33,10 @@ export type AttemptResult =
       readonly deadline: number;
       /** With fencing: the token this attempt was issued. */
       readonly fencingToken?: number;
+      /** What each node replied, by index (for {@link grantedOutcomes}; nothing is built here). */
+      readonly replies: readonly NodeReply<AcquireReply>[];
+      /** Which nodes' votes counted in this round, by index. */
+      readonly voters: readonly boolean[];
     }
   | ({ readonly acquired: false } & AttemptFailure);
 
@@ -101,10 +105,10 @@ export async function acquireRound(
   // safe lower bound; the drift term covers node clocks running faster than ours.
   const deadline = validUntil(start, ttl, ctx.driftFactor);
   if (yes >= quorum && clock.now() < deadline && !signal?.aborted) {
-    if (fenceKeys === undefined) return { acquired: true, deadline };
+    if (fenceKeys === undefined) return { acquired: true, deadline, replies, voters };
     const fencingToken = await fenceRound(ctx, voters, replies, keys, fenceKeys, value, deadline);
     if (fencingToken !== undefined && !signal?.aborted) {
-      return { acquired: true, deadline, fencingToken };
+      return { acquired: true, deadline, fencingToken, replies, voters };
     }
   }
 
@@ -233,6 +237,19 @@ export async function releaseRound(
     { clock: ctx.clock, timeoutMs: ctx.nodeTimeout },
     (reply) => reply.kind === 'ok' && ++confirmed >= needed,
   );
+}
+
+/**
+ * What each node answered in a granted attempt (telemetry reads it, only when it records): the
+ * same per-node outcomes a failed attempt reports.
+ */
+export function grantedOutcomes(
+  nodes: readonly RedisNode[],
+  replies: readonly NodeReply<AcquireReply>[],
+  voters: readonly boolean[],
+): NodeOutcome[] {
+  const votes = nodes.map((node, i) => ({ node: node.name, reply: replies[i], votes: voters[i] }));
+  return classifyFailure(votes, nodes.length, false).outcomes;
 }
 
 /** One node's part in a failed attempt, as {@link classifyFailure} reads it. */
