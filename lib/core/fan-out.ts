@@ -1,5 +1,5 @@
 import type { Clock } from './clock';
-import type { RedisNode } from './node';
+import { NodeTimeoutError, type RedisNode } from './node';
 
 /**
  * One node's reply in a round: its value, its error, no answer within the timeout
@@ -81,7 +81,8 @@ export function fanOut<T>(
       }
       request.then(
         (value) => settle(i, { kind: 'ok', value }),
-        (error: unknown) => settle(i, { kind: 'error', error }),
+        (error: unknown) =>
+          settle(i, error instanceof NodeTimeoutError ? TIMED_OUT : { kind: 'error', error }),
       );
     }
   });

@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import Redis, { type RedisOptions } from 'ioredis';
 import { isIoredisClient } from './ioredis-client';
 import {
+  NodeTimeoutError,
   KeyTypeConflict,
   type AcquireReply,
   type KeyState,
@@ -390,7 +391,10 @@ export class IoredisNode implements RedisNode {
 
   /** What a failed command means to the algorithm: a hung node is warned about; WRONGTYPE is a key conflict. */
   private translate(error: unknown): unknown {
-    if (isTimeout(error)) this.warnHung();
+    if (isTimeout(error)) {
+      this.warnHung();
+      return new NodeTimeoutError((error as Error).message);
+    }
     if (isWrongType(error)) return new KeyTypeConflict((error as Error).message);
     return error;
   }

@@ -187,3 +187,16 @@ export function isRedisNode(value: unknown): value is RedisNode {
     typeof candidate.whenReady === 'function'
   );
 }
+
+/**
+ * The error an adapter throws when its client gave up waiting for a node's reply (ioredis's
+ * `commandTimeout`): the same as no answer within the round's timeout, and read as `timeout`.
+ * A client timer and the round's timer of equal length fire in the same turn, so without it the
+ * outcome would depend on which ran first.
+ */
+export class NodeTimeoutError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NodeTimeoutError';
+  }
+}
