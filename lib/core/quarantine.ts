@@ -23,19 +23,24 @@ export interface NodeAge {
 
 /**
  * Which nodes may vote, given their ages and the quarantine length:
- * - a node up for at least `quarantineMs`, a durable node, and a node whose age is unknown vote
- *   (the last because nothing can be known: a refusal of INFO is reported once, elsewhere);
- * - a younger node does not, **unless every node of known age is younger**: a fleet that was
- *   just started (a demo, a test, a new deployment) has no older node whose keys could be lost,
- *   and quarantining all of them would only stop everyone from locking for a whole lease. A
- *   whole fleet restarting without persistence at once is therefore outside this guarantee.
+ * - a node up for at least `quarantineMs` (by its lower bound), a durable node, and a node whose
+ *   age is unknown vote (the last because nothing can be known: a refusal of INFO is reported
+ *   once, elsewhere);
+ * - a younger node does not, **unless no node is known to be past the quarantine and this one
+ *   may be as old as the oldest**: a fleet that was just started (a demo, a test, a new
+ *   deployment) has no older node whose keys could be lost, and quarantining all of it would
+ *   only stop everyone from locking for a whole lease. A node that surely started later than the
+ *   oldest (its upper bound below the oldest's lower bound) restarted after the fleet came up
+ *   and stays out. A whole fleet restarting without persistence at once, or a node restarting
+ *   within the uptime resolution (about 2 s) of the fleet's start, is outside this guarantee.
  */
 export function votingNodes(nodes: readonly NodeAge[], quarantineMs: number): boolean[] {
-  const young = nodes.map((n) => n.ageMs !== undefined && !n.durable && n.ageMs < quarantineMs);
-  const surelyYoung = nodes.filter(
-    (n) => n.ageMs !== undefined && !n.durable && (n.maxAgeMs ?? n.ageMs) < quarantineMs,
-  ).length;
-  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable).length;
-  const allYoung = known > 0 && surelyYoung === known;
-  return young.map((isYoung) => !isYoung || allYoung);
+  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable);
+  const oldest = Math.max(...known.map((n) => n.ageMs!));
+  const fresh = known.length > 0 && oldest < quarantineMs;
+  return nodes.map((n) => {
+    if (n.ageMs === undefined || n.durable || n.ageMs >= quarantineMs) return true;
+    // Without an upper bound (an adapter that reads no uptime range) it may be as old as any.
+    return fresh && (n.maxAgeMs ?? Infinity) >= oldest;
+  });
 }

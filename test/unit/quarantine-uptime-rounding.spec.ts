@@ -48,17 +48,24 @@ describe('quarantine: uptime_in_seconds overstates a young server by up to a sec
     for (const m of [holderManager, rival]) await clock.run(m.close());
   });
 
-  it('the all-young waiver is decided on the upper bound: nodes that may be past the quarantine do not waive it', () => {
+  it('a fresh fleet is waived, except a node that surely restarted after the oldest came up', () => {
     const quarantine = 10_000;
-    // Nodes 0 and 2 may be 10.5 s old (their lower bound says 9.5 s); node 1 just restarted.
+    // Nodes 0 and 2 are at least 9.5 s old (maybe 10.5 s); node 1 restarted since.
     const fleet = [
       { ageMs: 9_500, maxAgeMs: 10_500, durable: false },
       { ageMs: 0, maxAgeMs: 1_000, durable: false },
       { ageMs: 9_500, maxAgeMs: 10_500, durable: false },
     ];
-    expect(votingNodes(fleet, quarantine)).toEqual([false, false, false]);
-    // A fleet that is surely all younger than the quarantine is waived (a fresh start).
-    const fresh = fleet.map((n) => ({ ...n, maxAgeMs: n.ageMs + 400 }));
-    expect(votingNodes(fresh, quarantine)).toEqual([true, true, true]);
+    expect(votingNodes(fleet, quarantine)).toEqual([true, false, true]);
+    // Started together (within the uptime resolution): all vote, no gap while they cross it.
+    const together = [
+      { ageMs: 8_500, maxAgeMs: 9_500, durable: false },
+      { ageMs: 9_500, maxAgeMs: 10_500, durable: false },
+      { ageMs: 9_500, maxAgeMs: 10_500, durable: false },
+    ];
+    expect(votingNodes(together, quarantine)).toEqual([true, true, true]);
+    // Once one node is surely past the quarantine, the fleet is not fresh: young nodes wait.
+    const crossing = together.map((n, i) => (i === 0 ? n : { ...n, ageMs: 10_000 }));
+    expect(votingNodes(crossing, quarantine)).toEqual([false, true, true]);
   });
 });
