@@ -15,6 +15,8 @@ const base = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/terminus/)'],
   setupFiles: ['<rootDir>/test/setup/disposable.ts'],
+  // Stryker's sandbox (a copy of the repository) would give jest's module map duplicates.
+  modulePathIgnorePatterns: ['<rootDir>/.redis-fleet/'],
   // The sample imports the library by its package name (tsconfig.json `paths`): the sources.
   moduleNameMapper: {
     '^nestjs-redlock$': '<rootDir>/lib',
