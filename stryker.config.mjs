@@ -68,6 +68,7 @@ export default {
         '<rootDir>/test/unit/reentrancy-fencing.spec.ts',
         '<rootDir>/test/unit/simulation.spec.ts',
         '<rootDir>/test/unit/mutation-survivors.spec.ts',
+        '<rootDir>/test/unit/lock-mutants.spec.ts',
         '<rootDir>/test/unit/options.spec.ts',
         '<rootDir>/test/unit/resources.spec.ts',
       ],
