@@ -110,8 +110,11 @@ export class LockNotAcquiredError extends RedlockError {
      * of its keys expire for the lock to be obtainable (an upper bound if it is released).
      */
     readonly retryAfterMs?: number,
-    /** Why the lock manager could not take it, when that is not the nodes (it is shutting down). */
-    detail?: string,
+    /**
+     * Why the lock manager could not take it, when that is not the nodes:
+     * {@link SHUTTING_DOWN} when it is draining or closed.
+     */
+    readonly detail?: string,
   ) {
     const tried = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
     super(
@@ -257,3 +260,6 @@ export function describeValue(value: unknown): string {
 function describeOutcomes(nodes: readonly NodeOutcome[]): string {
   return nodes.map((n) => `${n.node}: ${n.outcome}${n.error ? ` (${n.error})` : ''}`).join(', ');
 }
+
+/** The `detail` of a LockNotAcquiredError refused because the lock manager is shutting down. */
+export const SHUTTING_DOWN = 'the lock manager is shutting down';

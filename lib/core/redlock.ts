@@ -8,6 +8,7 @@ import {
   LockLostError,
   LockNotAcquiredError,
   RedlockConfigError,
+  SHUTTING_DOWN,
 } from './errors';
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { ReentrantLock, RedlockLock, type Lock, type LockDriver, type SessionLock } from './lock';
@@ -735,13 +736,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         readAt = seen.at;
       }
       // `uptime_in_seconds` is a difference of whole seconds (Redis's cached clock minus its
-      // start time): a server started at x.999 s says 1 at x+1.000 s. One second off keeps the
-      // age a lower bound, so a restarted node is never admitted early.
-      // The reported figure is the upper bound the all-young waiver is decided on.
+      // start time), so the true age u lies in (u - 1 s, u + 1 s + the cache's lag): a server
+      // started at x.999 s says 1 at x+1.000 s, one started at x.000 s says 0 at x.999 s. The
+      // lower bound decides admission (never early); the upper bound the all-young waiver.
       const since = now - readAt;
       return {
         ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since,
-        maxAgeMs: info.uptimeSeconds * 1_000 + since,
+        maxAgeMs: (info.uptimeSeconds + 1) * 1_000 + UPTIME_CACHE_LAG_MS + since,
         durable: info.durable,
       };
     });
@@ -776,15 +777,11 @@ interface Waiting {
 }
 
 /** The error of an acquisition refused or abandoned because the lock manager is shutting down. */
+/** How far Redis's cached clock (updated by its cron, 10 times a second) may lag. */
+const UPTIME_CACHE_LAG_MS = 100;
+
 function shuttingDown(resources: readonly string[], attempts: number): LockNotAcquiredError {
-  return new LockNotAcquiredError(
-    resources,
-    'unavailable',
-    attempts,
-    [],
-    undefined,
-    'the lock manager is shutting down',
-  );
+  return new LockNotAcquiredError(resources, 'unavailable', attempts, [], undefined, SHUTTING_DOWN);
 }
 
 /** The error of an acquisition that cannot succeed because a majority of nodes is known down. */

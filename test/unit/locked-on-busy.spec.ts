@@ -1,4 +1,5 @@
-import { RedlockConfigError } from '../../lib';
+import { LockNotAcquiredError, RedlockConfigError } from '../../lib';
+import { SHUTTING_DOWN } from '../../lib/core/errors';
 import { buildLockedMetadata } from '../../lib/locked/locked-metadata';
 import { validateLockedOptions } from '../../lib/locked/locked-options';
 
@@ -24,5 +25,23 @@ describe('@Locked onBusy option (validated at decoration time)', () => {
     const attempt = () => validateLockedOptions({ onBusy: 'ignore' }, '@Locked on Job.run');
     expect(attempt).toThrow(RedlockConfigError);
     expect(attempt).toThrow(/@Locked on Job\.run options\.onBusy.*'throw', 'skip'.*"ignore"/);
+  });
+});
+
+describe("onBusy: 'skip' decides on the refusal", () => {
+  const { skipsWhenBusy } = jest.requireActual<typeof import('../../lib/locked/skip-when-busy')>(
+    '../../lib/locked/skip-when-busy',
+  );
+  const skip = { onBusy: 'skip', where: '@Locked on Job.run' } as never;
+  const refusal = (reason: 'held' | 'unavailable', detail?: string) =>
+    new LockNotAcquiredError(['job'], reason, 1, [], undefined, detail);
+
+  it('skips a lock held elsewhere and a tick that races the shutdown, not an outage', () => {
+    expect(skipsWhenBusy(skip, refusal('held'))).toBe(true);
+    expect(skipsWhenBusy(skip, refusal('unavailable', SHUTTING_DOWN))).toBe(true);
+    expect(skipsWhenBusy(skip, refusal('unavailable'))).toBe(false);
+    expect(skipsWhenBusy({ ...(skip as object), onBusy: 'throw' } as never, refusal('held'))).toBe(
+      false,
+    );
   });
 });
