@@ -12,11 +12,6 @@ export interface NodeAge {
    * A lower bound: a node is admitted only once this passes the quarantine.
    */
   readonly ageMs: number | undefined;
-  /**
-   * How long it may have been up at most (ms; `ageMs` when absent). The waiver for an all-young
-   * fleet is the unsafe direction, so it is decided on this upper bound.
-   */
-  readonly maxAgeMs?: number;
   /** The server keeps its keys across a crash (`appendfsync always`): no quarantine needed. */
   readonly durable: boolean;
 }
@@ -26,21 +21,17 @@ export interface NodeAge {
  * - a node up for at least `quarantineMs` (by its lower bound), a durable node, and a node whose
  *   age is unknown vote (the last because nothing can be known: a refusal of INFO is reported
  *   once, elsewhere);
- * - a younger node does not, **unless no node is known to be past the quarantine and this one
- *   may be as old as the oldest**: a fleet that was just started (a demo, a test, a new
- *   deployment) has no older node whose keys could be lost, and quarantining all of it would
- *   only stop everyone from locking for a whole lease. A node that surely started later than the
- *   oldest (its upper bound below the oldest's lower bound) restarted after the fleet came up
- *   and stays out. A whole fleet restarting without persistence at once, or a node restarting
- *   within the uptime resolution (about 2 s) of the fleet's start, is outside this guarantee.
+ * - a younger node does not, **unless every node of known age is younger**: a fleet that was
+ *   just started (a demo, a test, a new deployment) has no older node whose keys could be lost,
+ *   and quarantining all of it would only stop everyone from locking for a whole lease. A whole
+ *   fleet restarting without persistence at once, or a node restarting while the whole fleet is
+ *   younger than the quarantine, is therefore outside this guarantee. (Waiving only the nodes
+ *   that started with the oldest would close the second case, but it also shuts out nodes of a
+ *   fleet whose members were started a few seconds apart, for a whole lease: not done.)
  */
 export function votingNodes(nodes: readonly NodeAge[], quarantineMs: number): boolean[] {
-  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable);
-  const oldest = Math.max(...known.map((n) => n.ageMs!));
-  const fresh = known.length > 0 && oldest < quarantineMs;
-  return nodes.map((n) => {
-    if (n.ageMs === undefined || n.durable || n.ageMs >= quarantineMs) return true;
-    // Without an upper bound (an adapter that reads no uptime range) it may be as old as any.
-    return fresh && (n.maxAgeMs ?? Infinity) >= oldest;
-  });
+  const young = nodes.map((n) => n.ageMs !== undefined && !n.durable && n.ageMs < quarantineMs);
+  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable).length;
+  const allYoung = known > 0 && young.filter(Boolean).length === known;
+  return young.map((isYoung) => !isYoung || allYoung);
 }

@@ -736,15 +736,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         readAt = seen.at;
       }
       // `uptime_in_seconds` is a difference of whole seconds (Redis's cached clock minus its
-      // start time), so the true age u lies in (u - 1 s, u + 1 s + the cache's lag): a server
-      // started at x.999 s says 1 at x+1.000 s, one started at x.000 s says 0 at x.999 s. The
-      // lower bound decides admission (never early); the upper bound the all-young waiver.
+      // start time), so the true age lies in (u - 1 s, u + 1 s): a server started at x.999 s
+      // says 1 at x+1.000 s. The lower bound decides, so a node is never admitted early.
       const since = now - readAt;
-      return {
-        ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since,
-        maxAgeMs: (info.uptimeSeconds + 1) * 1_000 + UPTIME_CACHE_LAG_MS + since,
-        durable: info.durable,
-      };
+      return { ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since, durable: info.durable };
     });
   }
 
@@ -777,9 +772,6 @@ interface Waiting {
 }
 
 /** The error of an acquisition refused or abandoned because the lock manager is shutting down. */
-/** How far Redis's cached clock (updated by its cron, 10 times a second) may lag. */
-const UPTIME_CACHE_LAG_MS = 100;
-
 function shuttingDown(resources: readonly string[], attempts: number): LockNotAcquiredError {
   return new LockNotAcquiredError(resources, 'unavailable', attempts, [], undefined, SHUTTING_DOWN);
 }
