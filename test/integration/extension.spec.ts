@@ -32,8 +32,12 @@ describe('extension and auto-extension (5 real nodes)', () => {
     const lock = await redlock.acquire('r');
     await delay(400);
     await lock.extend(2_000);
-    expect(lock.remainingMs()).toBeGreaterThan(1_800);
-    for (const pttl of await pttls('redlock:r')) expect(pttl).toBeGreaterThan(1_800);
+    expect(lock.remainingMs()).toBeGreaterThan(1_500);
+    // Every node keeps the key at least as long as the client believes it holds the lock: true
+    // at every instant, so the belief is read after the PTTLs (no race on a slow machine).
+    const onNodes = await pttls('redlock:r');
+    const believed = lock.remainingMs();
+    for (const pttl of onNodes) expect(pttl).toBeGreaterThanOrEqual(believed);
     await delay(500); // past the original lease
     expect(await rival.tryAcquire('r')).toBeNull();
     await lock.release();

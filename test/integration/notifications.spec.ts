@@ -66,7 +66,9 @@ describe('release notifications (3 real nodes)', () => {
       );
     const start = await sets();
     const waiters = Array.from({ length: 1_000 }, () =>
-      waiter.acquire('crowd', { wait: 4_000 }).then(
+      // A budget no loaded machine runs out of: the hand-off count and the attempts per
+      // hand-off below are the point, not the speed.
+      waiter.acquire('crowd', { wait: 60_000 }).then(
         (l) => l.release().then(() => 'got'),
         (e: unknown) => (e instanceof LockNotAcquiredError ? 'gave up' : String(e)),
       ),
@@ -90,7 +92,8 @@ describe('release notifications (3 real nodes)', () => {
     const attempts = (await sets()) - before;
     const got = outcomes.filter((o) => o === 'got').length;
     expect(got).toBe(1_000);
-    expect(ms).toBeLessThan(4_000);
+    expect(ms).toBeLessThan(30_000);
+    // Polling (or a stampede) would show here: hundreds of failed attempts per release.
     expect(attempts).toBeLessThan(got * 1.5 + 20);
     console.log(`1 000 waiters: ${got} hand-offs in ${Math.round(ms)} ms, ${attempts} attempts`);
     // everyone is done: no channel left subscribed
