@@ -418,11 +418,12 @@ export class IoredisNode implements RedisNode {
     for (const script of LOCK_SCRIPTS) {
       this.client.script('LOAD', script.source).catch(() => undefined);
     }
-    // Dated when INFO was sent: the server's uptime is at least what it says from then on.
-    const readAt = this.clock.now();
     this.identifying = Promise.all([this.client.info('server'), this.isDurable()]).then(
       ([text, durable]) => {
-        this.info = parseServerInfo(text, durable, readAt);
+        // Dated when the reply arrived: the server was at least this old when it answered, so
+        // counting from here keeps the age a lower bound (counting from the send would add the
+        // round trip to it).
+        this.info = parseServerInfo(text, durable, this.clock.now());
       },
       (error: unknown) => {
         this.info = undefined;

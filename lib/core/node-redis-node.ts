@@ -211,14 +211,13 @@ export class NodeRedisNode implements RedisNode {
     for (const script of LOCK_SCRIPTS) {
       this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(() => undefined);
     }
-    // Dated when INFO was sent: the server's uptime is at least what it says from then on.
-    const readAt = this.clock.now();
     this.identifying = Promise.all([
       this.client.sendCommand(['INFO', 'server']),
       this.isDurable(),
     ]).then(
       ([text, durable]) => {
-        this.info = parseServerInfo(String(text), durable, readAt);
+        // Dated when the reply arrived (a lower bound; the send would add the round trip).
+        this.info = parseServerInfo(String(text), durable, this.clock.now());
       },
       () => {
         this.info = undefined;
