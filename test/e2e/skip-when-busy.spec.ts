@@ -209,6 +209,10 @@ describe('onBusy: skip on a provider method and a route', () => {
       await fleet.nodes[0].resume();
       await fleet.nodes[1].resume();
     }
-    expect(logger.lines.filter((l) => l.startsWith('error '))).toEqual([]);
+    // Nest's Logger is process-wide: a cron tick of the previous block that was running when its
+    // app closed may report its lost lock here, later. Only this block's resources count.
+    expect(
+      logger.lines.filter((l) => l.startsWith('error ') && !l.includes('skip:report')),
+    ).toEqual([]);
   });
 });

@@ -32,6 +32,11 @@ describe('release notifications (3 real nodes)', () => {
     const waiter = shared.manager({ retryDelay: 5_000, retryJitter: 0 });
     const lock = await holder.acquire('r', { ttl: 30_000 });
     const waiting = timed(() => waiter.acquire('r', { wait: 20_000 }));
+    // Released once the waiter listens: a release before its SUBSCRIBE lands is missed by
+    // design (it costs one retry delay, tested below), which a slow machine would turn into 5 s.
+    expect(await eventually(async () => (await pubsub(0)).channels.includes('redlock:r'))).toBe(
+      true,
+    );
     await delay(50);
     await lock.release();
     const { ms, result } = await waiting;
