@@ -13,6 +13,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Locked, LockNotAcquiredError, Redlock, RedlockModule } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
+import { RecordingLogger } from '../integration/helpers';
 
 /**
  * `@Locked(…, { onBusy: 'skip' })` (issue 10 item 6): the run-once-per-cluster job. When another
@@ -24,22 +25,7 @@ let fleet: RedisFleet;
 let rival: Redlock;
 
 /** Every log line of the apps, by level. */
-class Lines implements LoggerService {
-  readonly lines: string[] = [];
-  log(message: string) {
-    this.lines.push(`log ${message}`);
-  }
-  warn(message: string) {
-    this.lines.push(`warn ${message}`);
-  }
-  error(message: string) {
-    this.lines.push(`error ${message}`);
-  }
-  debug(message: string) {
-    this.lines.push(`debug ${message}`);
-  }
-  verbose() {}
-}
+const Lines = RecordingLogger;
 
 const INSTANCE = Symbol('instance name');
 const runs: { instance: string; second: number }[] = [];

@@ -1,10 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { AppModule } from '../../sample/src/app.module';
 import { LocalRedis } from '../../sample/src/local-redis';
 import { STOCK_REPORT_KEY, STOCK_REPORT_TICKS_KEY } from '../../sample/src/stock/stock-report.job';
+import { RecordingLogger } from '../integration/helpers';
 
 /**
  * The sample's `@Cron` stock report (issue 10 item 6) on two instances of the app sharing the
@@ -12,23 +13,8 @@ import { STOCK_REPORT_KEY, STOCK_REPORT_TICKS_KEY } from '../../sample/src/stock
  * skipped says so at debug level, never as an error.
  */
 
-/** Every log line of both instances, by level. */
-class Lines implements LoggerService {
-  readonly lines: string[] = [];
-  log(message: string) {
-    this.lines.push(`log ${message}`);
-  }
-  warn(message: string) {
-    this.lines.push(`warn ${message}`);
-  }
-  error(message: string) {
-    this.lines.push(`error ${message}`);
-  }
-  debug(message: string) {
-    this.lines.push(`debug ${message}`);
-  }
-  verbose() {}
-}
+/** Every log line of the apps, by level. */
+const Lines = RecordingLogger;
 
 let local: LocalRedis;
 let stock: Redis;

@@ -6,7 +6,10 @@ import { startFleet, type RedisFleet } from '../support/fleet';
 /** Waits `ms`. */
 export { delay };
 
-/** A logger that keeps every line, to assert on what was (and was not) logged. */
+/**
+ * A logger that keeps every line, to assert on what was (and was not) logged: a lock manager's
+ * logger, or a Nest app's (`createNestApplication({ logger })`).
+ */
 export class RecordingLogger implements RedlockLogger {
   readonly lines: string[] = [];
   log(message: string) {
@@ -21,6 +24,8 @@ export class RecordingLogger implements RedlockLogger {
   debug(message: string) {
     this.lines.push(`debug ${message}`);
   }
+  /** Nest's LoggerService also has verbose: not recorded. */
+  verbose() {}
 }
 
 /** A plain client for reading and writing test state (never a lock node's connection). */
