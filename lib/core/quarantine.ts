@@ -25,13 +25,21 @@ export interface NodeAge {
  *   just started (a demo, a test, a new deployment) has no older node whose keys could be lost,
  *   and quarantining all of it would only stop everyone from locking for a whole lease. A whole
  *   fleet restarting without persistence at once, or a node restarting while the whole fleet is
- *   younger than the quarantine, is therefore outside this guarantee. (Waiving only the nodes
+ *   younger than the quarantine (or than 2 s, the resolution of the ages), is therefore outside
+ *   this guarantee. (Waiving only the nodes
  *   that started with the oldest would close the second case, but it also shuts out nodes of a
  *   fleet whose members were started a few seconds apart, for a whole lease: not done.)
  */
 export function votingNodes(nodes: readonly NodeAge[], quarantineMs: number): boolean[] {
+  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable);
   const young = nodes.map((n) => n.ageMs !== undefined && !n.durable && n.ageMs < quarantineMs);
-  const known = nodes.filter((n) => n.ageMs !== undefined && !n.durable).length;
-  const allYoung = known > 0 && young.filter(Boolean).length === known;
+  // Ages are known to a second or two (INFO's whole seconds): with a quarantine shorter than
+  // that, members of a fleet started a moment apart would look old and young at random, and
+  // the young ones would be left out. The fleet counts as just started for at least that long.
+  const waiverMs = Math.max(quarantineMs, UPTIME_RESOLUTION_MS);
+  const allYoung = known.length > 0 && known.every((n) => n.ageMs! < waiverMs);
   return young.map((isYoung) => !isYoung || allYoung);
 }
+
+/** How coarsely a node's age is known from `uptime_in_seconds` (a lower bound 1-2 s under). */
+const UPTIME_RESOLUTION_MS = 2_000;

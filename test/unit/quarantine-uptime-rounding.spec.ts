@@ -57,4 +57,13 @@ describe('quarantine: uptime_in_seconds overstates a young server by up to a sec
     const crossing = [10_000, 9_000, 10_000].map((ageMs) => ({ ageMs, durable: false }));
     expect(votingNodes(crossing, quarantine)).toEqual([true, false, true]);
   });
+
+  it('with a quarantine shorter than the age resolution, a fleet under 2 s old is not split at random', () => {
+    // ttl 600 ms; a fleet started a moment apart reads uptime 2 on one node and 1 on the others.
+    const fresh = [1_000, 0, 0].map((ageMs) => ({ ageMs, durable: false }));
+    expect(votingNodes(fresh, 600)).toEqual([true, true, true]);
+    // Past 2 s the ages decide: a node that just restarted stays out for its quarantine.
+    const restarted = [2_500, 0, 2_400].map((ageMs) => ({ ageMs, durable: false }));
+    expect(votingNodes(restarted, 600)).toEqual([true, false, true]);
+  });
 });
