@@ -19,7 +19,7 @@ import {
   RELEASE_SCRIPT,
   type LuaScript,
 } from './scripts';
-import { parseServerInfo } from './server-info';
+import { asJustStarted, fsyncsEveryWrite, parseServerInfo } from './server-info';
 import { monotonicClock, type Clock } from './clock';
 import type { RedlockLogger } from './logger';
 
@@ -401,9 +401,7 @@ export class IoredisNode implements RedisNode {
 
   /** Reads as just started, as of now, until the next INFO answers. */
   private forgetUptime(): void {
-    if (this.info !== undefined) {
-      this.info = { ...this.info, uptimeSeconds: 0, readAt: this.clock.now() };
-    }
+    this.info = asJustStarted(this.info, this.clock.now());
   }
 
   /**
@@ -441,15 +439,12 @@ export class IoredisNode implements RedisNode {
    * Whether the server fsyncs every write before answering: `appendonly yes` and `appendfsync
    * always`. False when CONFIG is not allowed: then it is not known to keep its keys.
    */
-  private async isDurable(): Promise<boolean> {
-    try {
-      const reply = (await this.client.config('GET', 'append*')) as string[];
-      const config = new Map<string, string>();
-      for (let i = 0; i + 1 < reply.length; i += 2) config.set(reply[i], reply[i + 1]);
-      return config.get('appendonly') === 'yes' && config.get('appendfsync') === 'always';
-    } catch {
-      return false;
-    }
+  private isDurable(): Promise<boolean> {
+    // False when CONFIG is not allowed: then the server is not known to keep its keys.
+    return Promise.resolve(this.client.config('GET', 'append*')).then(
+      fsyncsEveryWrite,
+      () => false,
+    );
   }
 
   /**

@@ -16,7 +16,7 @@ import {
   type RedisNode,
   type ServerInfo,
 } from './node';
-import { parseServerInfo } from './server-info';
+import { asJustStarted, fsyncsEveryWrite, parseServerInfo } from './server-info';
 
 /**
  * What this adapter needs of a node-redis (`redis` v5) client: its raw command interface and
@@ -239,21 +239,16 @@ export class NodeRedisNode implements RedisNode {
 
   /** Reads as just started, as of now, until the next INFO answers. */
   private forgetUptime(): void {
-    if (this.info !== undefined) {
-      this.info = { ...this.info, uptimeSeconds: 0, readAt: this.clock.now() };
-    }
+    this.info = asJustStarted(this.info, this.clock.now());
   }
 
   /** `appendonly yes` + `appendfsync always`; false when CONFIG is not allowed. */
-  private async isDurable(): Promise<boolean> {
-    try {
-      const reply = (await this.client.sendCommand(['CONFIG', 'GET', 'append*'])) as string[];
-      const config = new Map<string, string>();
-      for (let i = 0; i + 1 < reply.length; i += 2) config.set(reply[i], reply[i + 1]);
-      return config.get('appendonly') === 'yes' && config.get('appendfsync') === 'always';
-    } catch {
-      return false;
-    }
+  private isDurable(): Promise<boolean> {
+    // False when CONFIG is not allowed: then the server is not known to keep its keys.
+    return Promise.resolve(this.client.sendCommand(['CONFIG', 'GET', 'append*'])).then(
+      fsyncsEveryWrite,
+      () => false,
+    );
   }
 
   private report(state: NodeHealth): void {

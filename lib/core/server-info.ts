@@ -34,3 +34,24 @@ export function duplicateServers(
   });
   return pairs;
 }
+
+/**
+ * What a node knows of its server once the connection dropped: the same server identity, read
+ * as just started as of `now` until the next INFO answers — it may come back as a restarted
+ * server, and must never vote on its old uptime meanwhile.
+ */
+export function asJustStarted(info: ServerInfo | undefined, now: number): ServerInfo | undefined {
+  return info === undefined ? undefined : { ...info, uptimeSeconds: 0, readAt: now };
+}
+
+/**
+ * Whether a `CONFIG GET append*` reply (a flat name/value list) says the server fsyncs every
+ * write before answering: `appendonly yes` and `appendfsync always`. Such a server keeps its
+ * keys across a crash, so its restarts need no quarantine.
+ */
+export function fsyncsEveryWrite(reply: unknown): boolean {
+  if (!Array.isArray(reply)) return false;
+  const config = new Map<string, unknown>();
+  for (let i = 0; i + 1 < reply.length; i += 2) config.set(String(reply[i]), reply[i + 1]);
+  return config.get('appendonly') === 'yes' && config.get('appendfsync') === 'always';
+}

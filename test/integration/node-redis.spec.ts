@@ -189,3 +189,25 @@ it('a node restarted empty is quarantined: no second holder through node-redis c
     await Promise.all([guarded.close(), unguarded.close(), holder.close()]);
   }
 });
+
+it('both adapters read a server with appendfsync always as durable (exempt from the quarantine), and one without as not', async () => {
+  const aofFleet = await startFleet(1, { aof: true });
+  const made = [aofFleet.nodes[0].url, fleet.urls()[0]].map((url) =>
+    createClient({ url, disableOfflineQueue: true }),
+  );
+  for (const client of made) client.on('error', () => undefined);
+  await Promise.all(made.map((c) => c.connect()));
+  clients.push(...made);
+  const viaNodeRedis = made.map((client) => new NodeRedisNode(client));
+  const viaIoredis = new Redlock([aofFleet.nodes[0].url, fleet.urls()[0]], { logger: quiet });
+  try {
+    await Promise.all(viaNodeRedis.map((node) => node.whenReady(2_000)));
+    await viaIoredis.ready();
+    expect(viaNodeRedis.map((node) => node.serverInfo?.durable)).toEqual([true, false]);
+    const ioredisNodes = (viaIoredis as unknown as { nodes: NodeRedisNode[] }).nodes;
+    expect(ioredisNodes.map((node) => node.serverInfo?.durable)).toEqual([true, false]);
+  } finally {
+    await viaIoredis.close();
+    await aofFleet.stop();
+  }
+});
