@@ -19,14 +19,19 @@ import {
   RELEASE_SCRIPT,
   type LuaScript,
 } from './scripts';
+import {
+  ACQUIRED,
+  acquireReply,
+  fencedAcquireReply,
+  isNoScript,
+  isWrongType,
+} from './script-replies';
 import { asJustStarted, fsyncsEveryWrite, parseServerInfo } from './server-info';
 import { monotonicClock, type Clock } from './clock';
 import type { RedlockLogger } from './logger';
 
 /** How a node may be given: a `redis://` / `rediss://` URL, ioredis options, or your own client. */
 export type RedisNodeSpec = string | RedisOptions | Redis;
-
-const ACQUIRED: AcquireReply = Object.freeze({ acquired: true });
 
 const CORK = process.env.REDLOCK_NO_CORK === undefined;
 
@@ -152,17 +157,11 @@ export class IoredisNode implements RedisNode {
       const reply = await this.setIfAbsent(keys[0], value, ttl);
       if (reply !== undefined) return reply;
     }
-    if (fenceKeys === undefined) {
-      const reply = (await this.run(ACQUIRE_SCRIPT, keys, value, ttl)) as [number, number?];
-      return reply[0] === 1 ? ACQUIRED : { acquired: false, pttl: reply[1] ?? -1 };
-    }
-    const reply = (await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl)) as [
-      number,
-      number | string,
-    ];
-    return reply[0] === 1
-      ? { acquired: true, fence: Number(reply[1]) }
-      : { acquired: false, pttl: Number(reply[1]) };
+    if (fenceKeys === undefined)
+      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
+    return fencedAcquireReply(
+      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl),
+    );
   }
 
   /**
@@ -507,14 +506,6 @@ export class IoredisNode implements RedisNode {
 
 function isTimeout(error: unknown): boolean {
   return error instanceof Error && error.message === 'Command timed out';
-}
-
-function isWrongType(error: unknown): boolean {
-  return error instanceof Error && error.message.includes('WRONGTYPE');
-}
-
-function isNoScript(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
 /** `host:port` (or the socket path) of a client, for messages: never the URL, which may hold a password. */

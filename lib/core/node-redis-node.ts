@@ -16,6 +16,7 @@ import {
   type RedisNode,
   type ServerInfo,
 } from './node';
+import { acquireReply, fencedAcquireReply, isNoScript, isWrongType } from './script-replies';
 import { asJustStarted, fsyncsEveryWrite, parseServerInfo } from './server-info';
 
 /**
@@ -132,17 +133,11 @@ export class NodeRedisNode implements RedisNode {
     ttl: number,
     fenceKeys?: readonly string[],
   ): Promise<AcquireReply> {
-    if (fenceKeys === undefined) {
-      const reply = (await this.run(ACQUIRE_SCRIPT, keys, value, ttl)) as [number, number?];
-      return reply[0] === 1 ? { acquired: true } : { acquired: false, pttl: reply[1] ?? -1 };
-    }
-    const reply = (await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl)) as [
-      number,
-      number | string,
-    ];
-    return reply[0] === 1
-      ? { acquired: true, fence: Number(reply[1]) }
-      : { acquired: false, pttl: Number(reply[1]) };
+    if (fenceKeys === undefined)
+      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
+    return fencedAcquireReply(
+      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl),
+    );
   }
 
   async fence(
@@ -261,7 +256,7 @@ export class NodeRedisNode implements RedisNode {
       return await this.client.sendCommand(['EVALSHA', script.sha, ...tail]);
     } catch (error) {
       // Safe to re-send (DESIGN §5.1): every attempt has its own owner value.
-      if (message(error).startsWith('NOSCRIPT')) {
+      if (isNoScript(error)) {
         return this.client
           .sendCommand(['EVAL', script.source, ...tail])
           .catch((e: unknown) => Promise.reject(translate(e)));
@@ -271,10 +266,6 @@ export class NodeRedisNode implements RedisNode {
   }
 }
 
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function translate(error: unknown): unknown {
-  return message(error).includes('WRONGTYPE') ? new KeyTypeConflict(message(error)) : error;
+  return isWrongType(error) ? new KeyTypeConflict((error as Error).message) : error;
 }
