@@ -57,14 +57,19 @@ describe('shutdown', () => {
     subject.on('lockLost', (error) => lost.push(error.resources.join()));
     let signalReason: unknown;
     let routineFinished = false;
+    let started!: () => void;
+    const holding = new Promise<void>((resolve) => (started = resolve));
     const running = subject
       .using('job', async (lock) => {
         lock.signal.addEventListener('abort', () => (signalReason = lock.signal.reason));
+        started();
         await delay(300);
         routineFinished = true;
       })
       .catch((e: unknown) => e);
-    await delay(50);
+    // Closed while the routine holds the lock (a fixed 50 ms could close before the acquire
+    // had landed on a loaded machine: then there is no held lock to report lost).
+    await holding;
     await subject.close();
     expect(signalReason).toBeInstanceOf(LockLostError);
     expect(lost).toEqual(['job']);
