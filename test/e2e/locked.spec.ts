@@ -641,7 +641,10 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
         },
       );
       try {
-        expect(logger.warnings).toEqual([]);
+        // No warning about how these instances are covered. A node answering late on a busy
+        // machine warns too: that one says nothing about coverage, so it is left out.
+        const loadWarning = /did not answer a command in time/;
+        expect(logger.warnings.filter((w) => !loadWarning.test(w))).toEqual([]);
         await expect(app.get(UsesTransient).helper.work('5')).resolves.toEqual(['transient:5']);
         const perRequest = await app.resolve(RequestScopedUsesTransient);
         await expect(perRequest.helper.work('6')).resolves.toEqual(['transient:6']);
