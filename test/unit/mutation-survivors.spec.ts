@@ -1,4 +1,11 @@
-import { Redlock, type RedlockOptions } from '../../lib';
+import {
+  LockNotAcquiredError,
+  LockNotExtendedError,
+  Redlock,
+  type RedlockOptions,
+} from '../../lib';
+import { KeyTypeConflict } from '../../lib/core/node';
+import { classifyFailure } from '../../lib/core/rounds';
 import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
@@ -66,5 +73,243 @@ describe('mutants of the protocol files (virtual time, simulated nodes)', () => 
     await clock.advance(10);
     expect(nodes[1].valueAt('redlock:r')).toBeUndefined();
     expect(nodes[2].valueAt('redlock:r')).toBeUndefined();
+  });
+
+  /** Node `young` restarted a second ago (quarantined: it answers but does not vote). */
+  const withYoungNode = (young: number) => {
+    nodes.forEach((node, i) => {
+      node.serverInfo =
+        i === young
+          ? { runId: `s${i}#1`, uptimeSeconds: 1, durable: false, readAt: clock.now() }
+          : { runId: `s${i}#0`, uptimeSeconds: 86_400, durable: false, readAt: 0 };
+    });
+  };
+
+  /** Null for "not acquired", whether tryAcquire said so by null or by LockNotAcquiredError. */
+  const noLock = (attempt: Promise<unknown>) =>
+    attempt.catch((error: unknown) => {
+      if (error instanceof LockNotAcquiredError) return null;
+      throw error;
+    });
+
+  /** From now on, `node`'s key of resource r is a rival's by the time the `op` lands there. */
+  const rivalTakesOverAt = (node: SimNode, op: 'fence' | 'extend') => {
+    node.fault = (o) => {
+      if (o === op) node.put('redlock:r', 'rival', 60_000);
+      return undefined;
+    };
+  };
+
+  // fenceRound counts `reply.kind === 'ok' && reply.value && voters[i]`. A "no" from the fence
+  // script (the key is no longer ours there) counted as a yes, or a fence on a node that does
+  // not vote, would issue a token that a quorum never recorded: a later holder could get a
+  // smaller one. Hand-applied, each of the three mutants makes these two tests pass a lock.
+  it('fencing: no token (no lock) when the fence script says "not ours" on a majority', async () => {
+    const redlock = manager({ fencing: true, ttl: 10_000 });
+    rivalTakesOverAt(nodes[1], 'fence');
+    // s0 and s1 grant phase 1 (the round decides at two; s2's reply is not waited for); s1's
+    // fence is refused: one yes of three, so no token.
+    await expect(noLock(clock.run(redlock.tryAcquire('r')))).resolves.toBeNull();
+    expect(nodes[1].counters.size).toBe(0);
+  });
+
+  it('fencing: a quarantined node that fences does not make up a quorum', async () => {
+    withYoungNode(2);
+    const redlock = manager({ fencing: true, ttl: 10_000, quarantine: 60_000 });
+    await clock.run(redlock.ready());
+    rivalTakesOverAt(nodes[1], 'fence');
+    // s0 answers phase 1 last, so the round waits for s2 too: all three grant (s2 does not
+    // vote). s1's fence is refused, s2's fence does not count: one voting yes, so no token.
+    nodes[0].fault = (op) => (op === 'acquire' ? { replyDelay: 10 } : undefined);
+    await expect(noLock(clock.run(redlock.tryAcquire('r')))).resolves.toBeNull();
+  });
+
+  // extendRound counts `reply.kind === 'ok' && reply.value && voters[i]`: without voters[i],
+  // a quarantined node's yes keeps a lock "extended" that only one voting node still holds.
+  it('extension: a quarantined node that extends does not make up a quorum', async () => {
+    withYoungNode(2);
+    const redlock = manager({ ttl: 10_000, quarantine: 60_000 });
+    await clock.run(redlock.ready());
+    const lock = await clock.run(redlock.acquire('r'));
+    const before = lock.remainingMs();
+    rivalTakesOverAt(nodes[1], 'extend');
+    await clock.advance(1_000);
+    const extension = clock.run(lock.extend());
+    await expect(extension).rejects.toThrow(LockNotExtendedError);
+    expect(lock.remainingMs()).toBeLessThan(before);
+  });
+});
+
+/**
+ * classifyFailure (rounds.ts) decides what a failed attempt reports — `held` or `unavailable`,
+ * the per-node outcomes, and how long until the blocking leases let a quorum in — never whether
+ * a lock is granted, so no safety check sees its mutants (they survived the first run). Its
+ * table, row by row: each row pins every field of the result.
+ */
+describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', () => {
+  type Vote = Parameters<typeof classifyFailure>[0][number];
+  const held = (node: string, pttl: number): Vote => ({
+    node,
+    reply: { kind: 'ok', value: { acquired: false, pttl } },
+    votes: true,
+  });
+  const acquired = (node: string, votes = true): Vote => ({
+    node,
+    reply: { kind: 'ok', value: { acquired: true } },
+    votes,
+  });
+  const silent = (node: string, kind: 'timeout' | 'pending'): Vote => ({
+    node,
+    reply: { kind },
+    votes: true,
+  });
+  const failed = (node: string, error: Error): Vote => ({
+    node,
+    reply: { kind: 'error', error },
+    votes: true,
+  });
+
+  it('held on two nodes: the shorter lease is the one that lets a quorum in', () => {
+    expect(classifyFailure([held('a', 500), held('b', 300), acquired('c')], 2, false)).toEqual({
+      reason: 'held',
+      outcomes: [
+        { node: 'a', outcome: 'held' },
+        { node: 'b', outcome: 'held' },
+        { node: 'c', outcome: 'acquired' },
+      ],
+      earliestExpiry: 300,
+      retryAfterMs: 300,
+      conflict: undefined,
+    });
+  });
+
+  it('held on all three: the second-shortest lease (two must expire), leases sorted by value', () => {
+    const result = classifyFailure([held('a', 500), held('b', 100), held('c', 300)], 2, false);
+    expect(result).toMatchObject({ reason: 'held', earliestExpiry: 100, retryAfterMs: 300 });
+  });
+
+  it('held on one with a node timed out: a quorum is reachable without waiting, so no hint', () => {
+    const result = classifyFailure(
+      [held('a', 500), silent('b', 'timeout'), acquired('c')],
+      2,
+      false,
+    );
+    expect(result).toEqual({
+      reason: 'held',
+      outcomes: [
+        { node: 'a', outcome: 'held' },
+        { node: 'b', outcome: 'timeout' },
+        { node: 'c', outcome: 'acquired' },
+      ],
+      earliestExpiry: 500,
+      retryAfterMs: undefined,
+      conflict: undefined,
+    });
+  });
+
+  it('too few nodes reachable to decide: unavailable, whatever the others said', () => {
+    const result = classifyFailure(
+      [held('a', 500), silent('b', 'timeout'), failed('c', new Error('ECONNRESET'))],
+      2,
+      false,
+    );
+    expect(result).toEqual({
+      reason: 'unavailable',
+      outcomes: [
+        { node: 'a', outcome: 'held' },
+        { node: 'b', outcome: 'timeout' },
+        { node: 'c', outcome: 'error', error: 'ECONNRESET' },
+      ],
+      conflict: undefined,
+    });
+  });
+
+  it('a quorum said yes but too late (validity gone): unavailable, not held', () => {
+    const result = classifyFailure([held('a', 500), acquired('b'), acquired('c')], 2, true);
+    expect(result.reason).toBe('unavailable');
+    expect(result.retryAfterMs).toBeUndefined();
+  });
+
+  it('no one holds it (all yes or silent but not enough): unavailable, no lease hint', () => {
+    const result = classifyFailure(
+      [acquired('a'), silent('b', 'timeout'), silent('c', 'timeout')],
+      2,
+      false,
+    );
+    expect(result).toEqual({
+      reason: 'unavailable',
+      outcomes: [
+        { node: 'a', outcome: 'acquired' },
+        { node: 'b', outcome: 'timeout' },
+        { node: 'c', outcome: 'timeout' },
+      ],
+      conflict: undefined,
+    });
+  });
+
+  it('a key without expiry (pttl -1) gives no lease, so no retry hint from an incomplete set', () => {
+    const result = classifyFailure([held('a', -1), held('b', 300), acquired('c')], 2, false);
+    expect(result).toMatchObject({ reason: 'held', earliestExpiry: 300, retryAfterMs: undefined });
+  });
+
+  it('a pending node is unknown, not unreachable; an excluded node is unreachable', () => {
+    expect(
+      classifyFailure([held('a', 200), silent('b', 'pending'), acquired('c', false)], 2, false),
+    ).toEqual({
+      reason: 'held',
+      outcomes: [
+        { node: 'a', outcome: 'held' },
+        { node: 'b', outcome: 'pending' },
+        { node: 'c', outcome: 'excluded' },
+      ],
+      earliestExpiry: 200,
+      // The hint assumes every node not holding it could say yes (the excluded one too): none
+      // of the leases seen has to expire, so there is no hint.
+      retryAfterMs: undefined,
+      conflict: undefined,
+    });
+    // Two excluded: only one node can vote, below quorum.
+    const twoOut = classifyFailure(
+      [held('a', 200), acquired('b', false), acquired('c', false)],
+      2,
+      false,
+    );
+    expect(twoOut.reason).toBe('unavailable');
+  });
+
+  it('a non-string value at a key is reported as a conflict (the first node that saw it)', () => {
+    const result = classifyFailure(
+      [
+        failed('a', new KeyTypeConflict('WRONGTYPE at a')),
+        failed('b', new KeyTypeConflict('WRONGTYPE at b')),
+        held('c', 100),
+      ],
+      2,
+      false,
+    );
+    expect(result.conflict).toEqual({ node: 'a', message: 'WRONGTYPE at a' });
+    expect(result.reason).toBe('unavailable');
+    const oneConflict = classifyFailure(
+      [
+        failed('a', new Error('plain')),
+        failed('b', new KeyTypeConflict('WRONGTYPE')),
+        held('c', 9),
+      ],
+      2,
+      false,
+    );
+    expect(oneConflict.conflict).toEqual({ node: 'b', message: 'WRONGTYPE' });
+    expect(oneConflict.outcomes[0]).toEqual({ node: 'a', outcome: 'error', error: 'plain' });
+  });
+
+  it('an error that is not an Error is reported by its text', () => {
+    const result = classifyFailure(
+      [failed('a', 'refused' as never), held('b', 1), held('c', 2)],
+      2,
+      false,
+    );
+    expect(result.outcomes[0]).toEqual({ node: 'a', outcome: 'error', error: 'refused' });
+    // One of the two held leases must expire for a quorum: the shorter.
+    expect(result).toMatchObject({ reason: 'held', earliestExpiry: 1, retryAfterMs: 1 });
   });
 });
