@@ -18,7 +18,16 @@ describe('mutual exclusion (5 real nodes)', () => {
     fleet = await startFleet(5);
     // A loaded machine can make a node answer late (a "hung" warning): expected here, and kept
     // out of the test output.
-    const options = { retryDelay: 5, retryJitter: 20, wait: 60_000, logger: new RecordingLogger() };
+    // `wait` is generous: 200 waiters on one lock finish in about 5 s here, but on a 2-core
+    // machine with both cores busy each hand-off costs much more, and the last of 200 waiters
+    // waits for all the others (a fresh-clone CI run under load saw one reach 60 s). What
+    // this test checks is the count, not the speed.
+    const options = {
+      retryDelay: 5,
+      retryJitter: 20,
+      wait: 170_000,
+      logger: new RecordingLogger(),
+    };
     a = new Redlock(fleet.urls(), options);
     b = new Redlock(fleet.urls(), { ...options, logger: new RecordingLogger() });
     // The counter lives on node 0 under its own key: shared by both managers like any
@@ -60,5 +69,5 @@ describe('mutual exclusion (5 real nodes)', () => {
     await Promise.all(runs);
     expect(Number(await store.get('counter'))).toBe(200);
     expect(maxInside).toBe(1);
-  });
+  }, 180_000);
 });
