@@ -168,9 +168,11 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
     reply: { kind: 'error', error },
     votes: true,
   });
+  /** The classification of an attempt that was not too slow, quorum 2. */
+  const classify = (...votes: Vote[]) => classifyFailure(votes, 2, false);
 
   it('held on two nodes: the shorter lease is the one that lets a quorum in', () => {
-    expect(classifyFailure([held('a', 500), held('b', 300), acquired('c')], 2, false)).toEqual({
+    expect(classify(held('a', 500), held('b', 300), acquired('c'))).toEqual({
       reason: 'held',
       outcomes: [
         { node: 'a', outcome: 'held' },
@@ -184,16 +186,12 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
   });
 
   it('held on all three: the second-shortest lease (two must expire), leases sorted by value', () => {
-    const result = classifyFailure([held('a', 500), held('b', 100), held('c', 300)], 2, false);
+    const result = classify(held('a', 500), held('b', 100), held('c', 300));
     expect(result).toMatchObject({ reason: 'held', earliestExpiry: 100, retryAfterMs: 300 });
   });
 
   it('held on one with a node timed out: a quorum is reachable without waiting, so no hint', () => {
-    const result = classifyFailure(
-      [held('a', 500), silent('b', 'timeout'), acquired('c')],
-      2,
-      false,
-    );
+    const result = classify(held('a', 500), silent('b', 'timeout'), acquired('c'));
     expect(result).toEqual({
       reason: 'held',
       outcomes: [
@@ -208,10 +206,10 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
   });
 
   it('too few nodes reachable to decide: unavailable, whatever the others said', () => {
-    const result = classifyFailure(
-      [held('a', 500), silent('b', 'timeout'), failed('c', new Error('ECONNRESET'))],
-      2,
-      false,
+    const result = classify(
+      held('a', 500),
+      silent('b', 'timeout'),
+      failed('c', new Error('ECONNRESET')),
     );
     expect(result).toEqual({
       reason: 'unavailable',
@@ -231,11 +229,7 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
   });
 
   it('no one holds it (all yes or silent but not enough): unavailable, no lease hint', () => {
-    const result = classifyFailure(
-      [acquired('a'), silent('b', 'timeout'), silent('c', 'timeout')],
-      2,
-      false,
-    );
+    const result = classify(acquired('a'), silent('b', 'timeout'), silent('c', 'timeout'));
     expect(result).toEqual({
       reason: 'unavailable',
       outcomes: [
@@ -248,14 +242,12 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
   });
 
   it('a key without expiry (pttl -1) gives no lease, so no retry hint from an incomplete set', () => {
-    const result = classifyFailure([held('a', -1), held('b', 300), acquired('c')], 2, false);
+    const result = classify(held('a', -1), held('b', 300), acquired('c'));
     expect(result).toMatchObject({ reason: 'held', earliestExpiry: 300, retryAfterMs: undefined });
   });
 
   it('a pending node is unknown, not unreachable; an excluded node is unreachable', () => {
-    expect(
-      classifyFailure([held('a', 200), silent('b', 'pending'), acquired('c', false)], 2, false),
-    ).toEqual({
+    expect(classify(held('a', 200), silent('b', 'pending'), acquired('c', false))).toEqual({
       reason: 'held',
       outcomes: [
         { node: 'a', outcome: 'held' },
@@ -269,45 +261,29 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
       conflict: undefined,
     });
     // Two excluded: only one node can vote, below quorum.
-    const twoOut = classifyFailure(
-      [held('a', 200), acquired('b', false), acquired('c', false)],
-      2,
-      false,
-    );
+    const twoOut = classify(held('a', 200), acquired('b', false), acquired('c', false));
     expect(twoOut.reason).toBe('unavailable');
   });
 
   it('a non-string value at a key is reported as a conflict (the first node that saw it)', () => {
-    const result = classifyFailure(
-      [
-        failed('a', new KeyTypeConflict('WRONGTYPE at a')),
-        failed('b', new KeyTypeConflict('WRONGTYPE at b')),
-        held('c', 100),
-      ],
-      2,
-      false,
+    const result = classify(
+      failed('a', new KeyTypeConflict('WRONGTYPE at a')),
+      failed('b', new KeyTypeConflict('WRONGTYPE at b')),
+      held('c', 100),
     );
     expect(result.conflict).toEqual({ node: 'a', message: 'WRONGTYPE at a' });
     expect(result.reason).toBe('unavailable');
-    const oneConflict = classifyFailure(
-      [
-        failed('a', new Error('plain')),
-        failed('b', new KeyTypeConflict('WRONGTYPE')),
-        held('c', 9),
-      ],
-      2,
-      false,
+    const oneConflict = classify(
+      failed('a', new Error('plain')),
+      failed('b', new KeyTypeConflict('WRONGTYPE')),
+      held('c', 9),
     );
     expect(oneConflict.conflict).toEqual({ node: 'b', message: 'WRONGTYPE' });
     expect(oneConflict.outcomes[0]).toEqual({ node: 'a', outcome: 'error', error: 'plain' });
   });
 
   it('an error that is not an Error is reported by its text', () => {
-    const result = classifyFailure(
-      [failed('a', 'refused' as never), held('b', 1), held('c', 2)],
-      2,
-      false,
-    );
+    const result = classify(failed('a', 'refused' as never), held('b', 1), held('c', 2));
     expect(result.outcomes[0]).toEqual({ node: 'a', outcome: 'error', error: 'refused' });
     // One of the two held leases must expire for a quorum: the shorter.
     expect(result).toMatchObject({ reason: 'held', earliestExpiry: 1, retryAfterMs: 1 });
