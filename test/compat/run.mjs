@@ -180,15 +180,26 @@ function run(command, args, cwd, timeoutMs, env = {}) {
   });
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * `count` distinct free loopback ports. All are held open together while they are picked: a port
+ * closed before the next pick can be handed out again (a CI run got one port for two nodes, and
+ * the library rightly refused one server listed twice).
+ */
+async function freePorts(count) {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const server = net.createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => server.address().port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 function ping(port) {
@@ -208,8 +219,7 @@ function ping(port) {
 /** Three independent redis-server processes on loopback ports, no persistence. */
 async function startRedis(count) {
   const nodes = [];
-  for (let i = 0; i < count; i++) {
-    const port = await freePort();
+  for (const port of await freePorts(count)) {
     const child = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
