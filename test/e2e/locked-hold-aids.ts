@@ -48,18 +48,7 @@ export async function nodesHolding(fleet: RedisFleet, resource: string): Promise
   return present.filter(Boolean).length;
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes; returns the last result. */
-export async function eventually(
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<boolean> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (performance.now() > until) return false;
-    await delay(10);
-  }
-}
+export { eventually } from '../support/eventually';
 
 /**
  * A body of `chunks` chunks, one every `everyMs`, produced only when read (a pull stream, like a

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
 import { RedlockModule, RedlockService } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
+import { onEveryNode } from '../support/eventually';
 
 /**
  * The README's pattern for reusing the app's own Redis connections (issue 10 item 4): a module
@@ -70,8 +71,7 @@ it('forRootAsync with clients injected from an app module: used as they are, no 
   const before = await Promise.all(fleet.nodes.map((n) => n.command('CLIENT', 'LIST')));
 
   const lock = await app.get(RedlockService).acquire('di-clients');
-  for (const node of fleet.nodes)
-    expect(await node.command('EXISTS', 'redlock:di-clients')).toBe(1);
+  expect(await onEveryNode(fleet, 'redlock:di-clients', true)).toBe(true);
   await lock.release();
 
   const after = await Promise.all(fleet.nodes.map((n) => n.command('CLIENT', 'LIST')));

@@ -1,6 +1,7 @@
 import Redis, { Cluster } from 'ioredis';
 import { Redlock, RedlockConfigError } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
+import { onEveryNode } from '../support/eventually';
 
 /**
  * ioredis clients from another copy of ioredis (a monorepo, a duplicate install), for which
@@ -42,9 +43,7 @@ it('clients of another ioredis copy are used as they are, and left open on close
   try {
     const lock = await redlock.acquire('foreign');
     // The lock is on the fleet's nodes, through the given clients (not on localhost:6379).
-    for (const node of fleet.nodes) {
-      expect(await node.command('EXISTS', 'redlock:foreign')).toBe(1);
-    }
+    expect(await onEveryNode(fleet, 'redlock:foreign', true)).toBe(true);
     await lock.release();
   } finally {
     await redlock.close();

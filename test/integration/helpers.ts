@@ -33,18 +33,7 @@ export function rawClient(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: false });
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes; returns the last result. */
-export async function eventually(
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 5_000,
-): Promise<boolean> {
-  const until = performance.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (performance.now() > until) return false;
-    await delay(20);
-  }
-}
+export { eventually } from '../support/eventually';
 
 /** Time `work` takes, in ms. */
 export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; result: T }> {

@@ -7,6 +7,7 @@ import {
   RedlockConfigError,
 } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
+import { onEveryNode } from '../support/eventually';
 
 /**
  * node-redis (`redis` v5) clients as lock nodes (issue 10 item 3), against real redis-server
@@ -50,12 +51,12 @@ it('locks through node-redis clients, excluding an ioredis lock manager on the s
   const viaIoredis = new Redlock(fleet.urls(), { logger: quiet, nodeTimeout: 200 });
   try {
     const lock = await viaNodeRedis.acquire('nr:a');
-    for (const node of fleet.nodes) expect(await node.command('EXISTS', 'redlock:nr:a')).toBe(1);
+    expect(await onEveryNode(fleet, 'redlock:nr:a', true)).toBe(true);
     expect(await viaIoredis.tryAcquire('nr:a')).toBeNull();
     await lock.extend(5_000);
     expect(Number(await fleet.nodes[0].command('PTTL', 'redlock:nr:a'))).toBeGreaterThan(4_000);
     await lock.release();
-    for (const node of fleet.nodes) expect(await node.command('EXISTS', 'redlock:nr:a')).toBe(0);
+    expect(await onEveryNode(fleet, 'redlock:nr:a', false)).toBe(true);
 
     const other = await viaIoredis.acquire('nr:a');
     expect(await viaNodeRedis.tryAcquire('nr:a')).toBeNull();
