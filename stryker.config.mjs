@@ -74,6 +74,8 @@ export default {
         // The quarantine's ages (redlock.ts ages()), in virtual time over simulated nodes.
         '<rootDir>/test/unit/quarantine-idle.spec.ts',
         '<rootDir>/test/unit/quarantine-uptime-rounding.spec.ts',
+        // The lock manager's events, errors, waits and aborts (redlock.ts), in virtual time.
+        '<rootDir>/test/unit/redlock-mutants.spec.ts',
       ],
     },
   },

@@ -1,0 +1,511 @@
+import {
+  LockLostError,
+  LockNotAcquiredError,
+  LockReentryError,
+  Redlock,
+  RedlockConfigError,
+  type RedlockOptions,
+} from '../../lib';
+import type { NodeHealth, RedisNode } from '../../lib/core/node';
+import { simNodes, SimNode } from '../sim/sim-node';
+import { VirtualClock } from '../sim/virtual-clock';
+
+/**
+ * Issue 9 item 5, redlock.ts: tests written against the mutants of the lock manager that
+ * survived the rest of the unit suite (stryker.config.mjs). What they pin is what a user of the
+ * class sees — its events and their payloads, its errors and when they come, how long a waiter
+ * sleeps between attempts, which nodes vote — in virtual time over simulated nodes, so each
+ * assertion is exact and no machine speed enters it. The survivors that are left are explained
+ * in test/unit/mutation-survivors.spec.ts.
+ */
+
+/** A simulated node whose connection state a test sets: down, up, slow. */
+class HealthNode extends SimNode {
+  private listener?: (state: NodeHealth) => void;
+  private ready?: Promise<void>;
+  onHealth(listener: (state: NodeHealth) => void): void {
+    this.listener = listener;
+  }
+  report(state: NodeHealth): void {
+    this.isDown = state === 'down';
+    this.listener?.(state);
+  }
+  /** Until `connect()`, the node is still connecting (the first acquisition waits for it). */
+  connectLater(): () => void {
+    let connect!: () => void;
+    this.ready = new Promise((resolve) => (connect = resolve));
+    return connect;
+  }
+  override whenReady(): Promise<void> {
+    return this.ready ?? Promise.resolve();
+  }
+}
+
+describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () => {
+  let clock: VirtualClock;
+  let nodes: SimNode[];
+  const lines: string[] = [];
+  const logger = {
+    log: (line: string) => void lines.push(`log ${line}`),
+    warn: (line: string) => void lines.push(`warn ${line}`),
+    error: (line: string) => void lines.push(`error ${line}`),
+  };
+  const managers: Redlock[] = [];
+  const manager = (options: RedlockOptions = {}, on: readonly RedisNode[] = nodes) => {
+    const redlock = new Redlock(on, {
+      logger,
+      clock,
+      notifications: false,
+      telemetry: false,
+      retryJitter: 0,
+      ...options,
+    });
+    managers.push(redlock);
+    return redlock;
+  };
+  /** Waits `ms` of virtual time (inside work that `clock.run` drives). */
+  const pause = (ms: number) => new Promise<void>((resolve) => clock.setTimer(resolve, ms));
+  const healthNodes = (count: number) =>
+    Array.from({ length: count }, (_, i) => new HealthNode(`h${i}`, clock));
+
+  beforeEach(() => {
+    clock = new VirtualClock();
+    nodes = simNodes(3, clock);
+    lines.length = 0;
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    for (const redlock of managers.splice(0)) await clock.run(redlock.close());
+  });
+
+  /** A rival's key for `resource` on every node, for `ms`. */
+  const rivalHolds = (resource: string, ms: number, on: readonly SimNode[] = nodes) => {
+    for (const node of on) node.put(`redlock:${resource}`, 'rival', ms);
+  };
+
+  describe('events and their payloads', () => {
+    it("'acquired' after a wait: the attempts made, the time waited, the validity, the fencing token", async () => {
+      const redlock = manager({ ttl: 5_000, fencing: true, retryDelay: 1_000 });
+      rivalHolds('r', 300);
+      const events: unknown[] = [];
+      redlock.on('acquired', (event) => events.push(event));
+      const start = clock.now();
+      const lock = await clock.run(redlock.acquire('r'));
+      // Attempt 1 at t0 is refused; the retry waits for the rival's lease (300 ms), not retryDelay.
+      expect(clock.now() - start).toBe(300);
+      expect(events).toEqual([
+        {
+          resources: ['r'],
+          attempts: 2,
+          waitMs: 300,
+          validityMs: lock.remainingMs(),
+          fencingToken: lock.fencingToken,
+        },
+      ]);
+      expect(lock.remainingMs()).toBeGreaterThan(4_900);
+      expect(lock.fencingToken).toBeGreaterThan(0);
+    });
+
+    it("'attemptFailed' for every refused attempt: its number, why, and each node's answer", async () => {
+      const redlock = manager({ ttl: 5_000, retryDelay: 1_000 });
+      rivalHolds('r', 1_500);
+      const events: { attempt: number; reason: string; nodes: { node: string }[] }[] = [];
+      redlock.on('attemptFailed', (event) => events.push(event as never));
+      await clock.run(redlock.acquire('r'));
+      expect(events.map((event) => event.attempt)).toEqual([1, 2]);
+      expect(events.every((event) => event.reason === 'held')).toBe(true);
+      expect(events[0]).toMatchObject({ resources: ['r'] });
+      expect(events[0].nodes.map((outcome) => outcome.node)).toEqual(['s0', 's1', 's2']);
+    });
+
+    it("'extended' with the validity the extension gave, 'released' with the time held", async () => {
+      const redlock = manager({ ttl: 5_000 });
+      const extended: unknown[] = [];
+      const released: unknown[] = [];
+      redlock.on('extended', (event) => extended.push(event));
+      redlock.on('released', (event) => released.push(event));
+      const lock = await clock.run(redlock.acquire('r'));
+      await clock.advance(1_000);
+      await clock.run(lock.extend(8_000));
+      expect(extended).toEqual([{ resources: ['r'], validityMs: lock.remainingMs() }]);
+      expect(lock.remainingMs()).toBeGreaterThan(7_800);
+      expect(lock.remainingMs()).toBeLessThanOrEqual(8_000);
+      await clock.advance(234);
+      await clock.run(lock.release());
+      expect(released).toEqual([{ resources: ['r'], heldMs: 1_234 }]);
+    });
+
+    it("no 'released' for a lock that was lost before its release", async () => {
+      const redlock = manager({ ttl: 1_000 });
+      const released: unknown[] = [];
+      const lost: unknown[] = [];
+      redlock.on('released', (event) => released.push(event));
+      redlock.on('lockLost', (error) => lost.push(error));
+      const lock = await clock.run(redlock.acquire('r'));
+      await clock.advance(1_500);
+      await clock.run(lock.release().catch(() => undefined));
+      expect(lost).toHaveLength(1);
+      expect(released).toEqual([]);
+    });
+
+    it("a node's connection state as 'nodeDown' / 'nodeUp' / 'nodeSlow', named", () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({}, fleet);
+      const events: string[] = [];
+      for (const name of ['nodeDown', 'nodeUp', 'nodeSlow'] as const) {
+        redlock.on(name, (event) => events.push(`${name} ${event.node}`));
+      }
+      fleet[1].report('down');
+      fleet[1].report('up');
+      fleet[2].report('slow');
+      expect(events).toEqual(['nodeDown h1', 'nodeUp h1', 'nodeSlow h2']);
+    });
+
+    it("'nodeQuarantined' with the time left, then 'nodeRejoined', each logged once", async () => {
+      const redlock = manager({ quarantine: 60_000 });
+      const events: unknown[] = [];
+      redlock.on('nodeQuarantined', (event) => events.push(['quarantined', event]));
+      redlock.on('nodeRejoined', (event) => events.push(['rejoined', event]));
+      nodes.forEach((node, i) => {
+        node.serverInfo = {
+          runId: `s${i}`,
+          uptimeSeconds: i === 2 ? 11 : 86_400,
+          durable: false,
+          readAt: clock.now(),
+        };
+      });
+      (await clock.run(redlock.acquire('r'))).release();
+      // Up 10 s at least (11 read, minus the second INFO rounds away): 50 s left of 60.
+      expect(events).toEqual([['quarantined', { node: 's2', remainingMs: 50_000 }]]);
+      expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
+        'warn Redis node s2 restarted less than 60000 ms ago: it does not count toward a quorum for 50000 ms more',
+      ]);
+      await clock.advance(20_000);
+      await clock.run(redlock.tryAcquire('q'));
+      expect(events).toHaveLength(1);
+      await clock.advance(30_000);
+      await clock.run(redlock.tryAcquire('q2'));
+      expect(events).toEqual([
+        ['quarantined', { node: 's2', remainingMs: 50_000 }],
+        ['rejoined', { node: 's2' }],
+      ]);
+      expect(lines).toContain('log Redis node s2 counts toward a quorum again');
+    });
+  });
+
+  describe('which nodes vote', () => {
+    const aged = (uptimes: number[]) =>
+      nodes.forEach((node, i) => {
+        node.serverInfo = {
+          runId: `s${i}`,
+          uptimeSeconds: uptimes[i],
+          durable: false,
+          readAt: clock.now(),
+        };
+      });
+
+    it('quarantine: false lets a just-restarted node vote; a quarantine keeps it out', async () => {
+      aged([86_400, 86_400, 2]);
+      rivalHolds('r', 60_000, [nodes[0]]);
+      // s1 and s2 grant: two of three with s2 counted, one of two voters without it.
+      const open = manager({ quarantine: false });
+      const lock = await clock.run(open.tryAcquire('r'));
+      expect(lock).not.toBeNull();
+      await clock.run(lock!.release());
+      const strict = manager({ quarantine: 60_000 });
+      await expect(clock.run(strict.tryAcquire('r'))).resolves.toBeNull();
+    });
+
+    it('quarantine: true lasts the longest ttl handed out, which a longer per-call ttl grows', async () => {
+      const redlock = manager({ quarantine: true, ttl: 10_000 });
+      // s2 up 31 s: old enough for the 10 s default, too young once a 60 s lease was handed out.
+      aged([86_400, 86_400, 31]);
+      rivalHolds('r', 60_000, [nodes[0]]);
+      const before = await clock.run(redlock.tryAcquire('r'));
+      expect(before).not.toBeNull();
+      await clock.run(before!.release());
+      await clock.run((await clock.run(redlock.acquire('long', { ttl: 60_000 }))).release());
+      await expect(clock.run(redlock.tryAcquire('r'))).resolves.toBeNull();
+    });
+
+    it('a node that reports the run_id of an earlier one does not vote (one server, listed twice)', async () => {
+      const redlock = manager({ quarantine: false });
+      // Connected as three servers; then s2 turns out to be s1 (a DNS alias re-pointed).
+      await clock.run(redlock.ready());
+      nodes.forEach((node, i) => {
+        node.serverInfo = {
+          runId: i === 0 ? 'a' : 'b',
+          uptimeSeconds: 86_400,
+          durable: false,
+          readAt: clock.now(),
+        };
+      });
+      rivalHolds('r', 60_000, [nodes[0]]);
+      // s1 and s2 grant, but they are one server: one vote of three.
+      await expect(clock.run(redlock.tryAcquire('r'))).resolves.toBeNull();
+      await expect(clock.run(redlock.ready())).rejects.toThrow(/nodes\[2\].*same Redis server/);
+    });
+  });
+
+  describe('nodes known down', () => {
+    it('a majority down: unavailable at once, with each node named and no attempt made', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({ wait: 10_000 }, fleet);
+      fleet[0].report('down');
+      fleet[2].report('down');
+      const start = clock.now();
+      const error = (await clock.run(redlock.acquire('r')).catch((e: unknown) => e)) as
+        LockNotAcquiredError | undefined;
+      expect(clock.now()).toBe(start);
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect(error!.reason).toBe('unavailable');
+      expect(error!.attempts).toBe(0);
+      expect(error!.detail).toBe('2 of 3 Redis nodes are down (h0, h2), so no quorum can answer');
+      expect(error!.nodes).toEqual([
+        { node: 'h0', outcome: 'error', error: 'connection closed' },
+        { node: 'h1', outcome: 'pending', error: undefined },
+        { node: 'h2', outcome: 'error', error: 'connection closed' },
+      ]);
+      expect(fleet.map((node) => node.applied.acquire)).toEqual([0, 0, 0]);
+    });
+
+    it('a minority down does not stop an acquisition', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({}, fleet);
+      fleet[0].report('down');
+      const lock = await clock.run(redlock.acquire('r'));
+      expect(lock.isValid()).toBe(true);
+    });
+
+    it('a majority that goes down while waiting ends the wait, counting the attempts made', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({ wait: 10_000, retryDelay: 100 }, fleet);
+      rivalHolds('r', 60_000, fleet);
+      const attempt = redlock.acquire('r').catch((e: unknown) => e);
+      await clock.advance(250);
+      fleet[0].report('down');
+      fleet[1].report('down');
+      const error = (await clock.run(attempt)) as LockNotAcquiredError;
+      expect(error.reason).toBe('unavailable');
+      expect(error.attempts).toBe(3);
+      expect(clock.now()).toBeLessThan(1_000 + 400);
+    });
+  });
+
+  describe('waiting between attempts', () => {
+    it('sleeps retryDelay when no lease is known, plus up to retryJitter', async () => {
+      // Every node answers with an error: no lease to wait for.
+      for (const node of nodes) node.fault = () => ({ error: new Error('LOADING') });
+      jest.spyOn(Math, 'random').mockReturnValue(0.5);
+      const redlock = manager({ wait: 1_000, retryDelay: 200, retryJitter: 100 });
+      const start = clock.now();
+      const error = (await clock.run(redlock.acquire('r').catch((e: unknown) => e))) as
+        LockNotAcquiredError | undefined;
+      // Attempts at 0, 250, 500, 750, 1000 (200 + 0.5 × 100 apart): five.
+      expect(error!.attempts).toBe(5);
+      expect(clock.now() - start).toBe(1_000);
+      expect(nodes[0].applied.acquire).toBe(0);
+    });
+
+    it('sleeps no longer than a blocking lease lasts, then adds the jitter', async () => {
+      jest.spyOn(Math, 'random').mockReturnValue(0.5);
+      const redlock = manager({ retryDelay: 5_000, retryJitter: 40 });
+      rivalHolds('r', 300);
+      const start = clock.now();
+      await clock.run(redlock.acquire('r'));
+      expect(clock.now() - start).toBe(320);
+    });
+
+    it('never sleeps past its wait budget', async () => {
+      const redlock = manager({ retryDelay: 5_000, wait: 250 });
+      rivalHolds('r', 60_000);
+      const start = clock.now();
+      const error = await clock.run(redlock.acquire('r').catch((e: unknown) => e));
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect((error as LockNotAcquiredError).attempts).toBe(2);
+      expect(clock.now() - start).toBe(250);
+    });
+  });
+
+  describe('aborts and shutdown', () => {
+    it('an abort while the first connections are still opening ends the call at once', async () => {
+      const fleet = healthNodes(3);
+      const connect = fleet.map((node) => node.connectLater());
+      const redlock = manager({}, fleet);
+      const controller = new AbortController();
+      const reason = new Error('client went away');
+      const attempt = redlock.acquire('r', { signal: controller.signal }).catch((e: unknown) => e);
+      await clock.advance(100);
+      controller.abort(reason);
+      const start = clock.now();
+      expect(await clock.run(attempt)).toBe(reason);
+      expect(clock.now()).toBe(start);
+      connect.forEach((done) => done());
+    });
+
+    it('drain() while the first connections are opening: shutting down, at once', async () => {
+      const fleet = healthNodes(3);
+      const connect = fleet.map((node) => node.connectLater());
+      const redlock = manager({}, fleet);
+      const attempt = redlock.acquire('r').catch((e: unknown) => e);
+      await clock.advance(100);
+      redlock.drain();
+      const start = clock.now();
+      const error = (await clock.run(attempt)) as LockNotAcquiredError;
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect(error.message).toMatch(/shutting down/);
+      expect(clock.now()).toBe(start);
+      connect.forEach((done) => done());
+    });
+
+    it('ready() with an aborted signal rejects with its reason; with a live one it waits for the nodes', async () => {
+      const fleet = healthNodes(3);
+      const connect = fleet.map((node) => node.connectLater());
+      const redlock = manager({}, fleet);
+      const reason = new Error('stop');
+      await expect(redlock.ready(AbortSignal.abort(reason))).rejects.toBe(reason);
+      let ready = false;
+      const waiting = redlock.ready(new AbortController().signal).then(() => (ready = true));
+      await clock.advance(10);
+      expect(ready).toBe(false);
+      connect.forEach((done) => done());
+      await clock.run(waiting);
+      expect(ready).toBe(true);
+    });
+
+    it('a connection wait that fails passes its error on', async () => {
+      nodes.forEach((node) => {
+        node.serverInfo = { runId: 'one', uptimeSeconds: 86_400, durable: false, readAt: 0 };
+      });
+      const redlock = manager({ quarantine: false });
+      await expect(clock.run(redlock.acquire('r'))).rejects.toBeInstanceOf(RedlockConfigError);
+    });
+
+    it('an abort during the round that would have granted the lock: its reason, and the keys released', async () => {
+      for (const node of nodes) node.fault = () => ({ replyDelay: 50 });
+      const redlock = manager();
+      const controller = new AbortController();
+      const reason = new Error('gone');
+      const attempt = redlock.acquire('r', { signal: controller.signal }).catch((e: unknown) => e);
+      await clock.advance(20);
+      controller.abort(reason);
+      expect(await clock.run(attempt)).toBe(reason);
+      await clock.advance(200);
+      expect(nodes.map((node) => node.valueAt('redlock:r'))).toEqual([
+        undefined,
+        undefined,
+        undefined,
+      ]);
+      expect(redlock.heldLocks()).toEqual([]);
+    });
+
+    it('drain() during the round that would have granted the lock: shutting down, and the keys released', async () => {
+      for (const node of nodes) node.fault = () => ({ replyDelay: 50 });
+      const redlock = manager();
+      const attempt = redlock.acquire('r').catch((e: unknown) => e);
+      await clock.advance(20);
+      redlock.drain();
+      const error = (await clock.run(attempt)) as LockNotAcquiredError;
+      expect(error.message).toMatch(/shutting down/);
+      expect(error.attempts).toBe(1);
+      await clock.advance(200);
+      expect(nodes.every((node) => node.valueAt('redlock:r') === undefined)).toBe(true);
+    });
+
+    it('an abort or a drain() during the sleep between attempts ends it at once', async () => {
+      const redlock = manager({ retryDelay: 5_000 });
+      rivalHolds('r', 60_000);
+      const controller = new AbortController();
+      const reason = new Error('gone');
+      const aborted = redlock.acquire('r', { signal: controller.signal }).catch((e: unknown) => e);
+      const drained = redlock.acquire('r').catch((e: unknown) => e);
+      await clock.advance(1_000);
+      controller.abort(reason);
+      expect(await clock.run(aborted)).toBe(reason);
+      const start = clock.now();
+      redlock.drain();
+      const error = (await clock.run(drained)) as LockNotAcquiredError;
+      expect(error.message).toMatch(/shutting down/);
+      expect(error.attempts).toBe(1);
+      expect(clock.now()).toBe(start);
+    });
+  });
+
+  describe('the rest of the API', () => {
+    it('heldLocks(): how long each lock has been held, what is left, its extensions', async () => {
+      const redlock = manager({ ttl: 5_000 });
+      const lock = await clock.run(redlock.acquire('r'));
+      await clock.advance(700);
+      await clock.run(lock.extend(5_000));
+      await clock.advance(300);
+      expect(redlock.heldLocks()).toEqual([
+        {
+          resources: ['r'],
+          heldMs: 1_000,
+          remainingMs: lock.remainingMs(),
+          extensions: 1,
+          fencingToken: undefined,
+        },
+      ]);
+    });
+
+    it('an even number of nodes is warned about with the failures it really tolerates', () => {
+      manager({}, simNodes(4, clock));
+      manager({}, simNodes(2, clock));
+      manager({}, simNodes(3, clock));
+      expect(lines).toEqual([
+        'warn 4 Redis nodes tolerate 1 failed node, no more than 3 nodes do: use an odd number',
+        'warn 2 Redis nodes tolerate 0 failed nodes, no more than 1 nodes do: use an odd number',
+      ]);
+    });
+
+    it('fencing needs nodes that can fence: refused at construction and per call', async () => {
+      const unable = nodes.map((node) => Object.assign(Object.create(node), { fence: undefined }));
+      expect(() => manager({ fencing: true }, unable)).toThrow(RedlockConfigError);
+      const redlock = manager({}, unable);
+      await expect(clock.run(redlock.acquire('r', { fencing: true }))).rejects.toThrow(
+        /fencing.*cannot/s,
+      );
+    });
+
+    it('a context whose lock was released no longer holds it: a nested acquire takes a new lock', async () => {
+      const redlock = manager();
+      const result = await clock.run(
+        redlock.using('r', async (outer) => {
+          await outer.release();
+          const inner = await redlock.acquire('r');
+          const valid = inner.isValid();
+          await inner.release();
+          return valid;
+        }),
+      );
+      expect(result).toBe(true);
+      // and a context that still holds it is refused (not reentrant)
+      await expect(
+        clock.run(redlock.using('r', () => redlock.acquire('r'))),
+      ).rejects.toBeInstanceOf(LockReentryError);
+    });
+
+    it('using() with autoExtend: false: no extension, the loss reported when the routine returns', async () => {
+      const redlock = manager({ ttl: 1_000 });
+      const outcome = await clock.run(
+        redlock
+          .using('r', { autoExtend: false }, async () => {
+            await pause(1_500);
+            return 'done';
+          })
+          .catch((e: unknown) => e),
+      );
+      expect(outcome).toBeInstanceOf(LockLostError);
+      expect(nodes[0].applied.extend).toBe(0);
+      const kept = await clock.run(
+        redlock.using('k', async (lock) => {
+          await pause(1_500);
+          return lock.isValid();
+        }),
+      );
+      expect(kept).toBe(true);
+      expect(nodes[0].applied.extend).toBeGreaterThan(0);
+    });
+  });
+});
