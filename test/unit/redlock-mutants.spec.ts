@@ -6,8 +6,9 @@ import {
   RedlockConfigError,
   type RedlockOptions,
 } from '../../lib';
-import type { NodeHealth, RedisNode } from '../../lib/core/node';
-import { simNodes, SimNode } from '../sim/sim-node';
+import type { RedisNode } from '../../lib/core/node';
+import { HealthNode } from '../sim/health-node';
+import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
@@ -18,28 +19,6 @@ import { VirtualClock } from '../sim/virtual-clock';
  * assertion is exact and no machine speed enters it. The survivors that are left are explained
  * in test/unit/mutation-survivors.spec.ts.
  */
-
-/** A simulated node whose connection state a test sets: down, up, slow. */
-class HealthNode extends SimNode {
-  private listener?: (state: NodeHealth) => void;
-  private ready?: Promise<void>;
-  onHealth(listener: (state: NodeHealth) => void): void {
-    this.listener = listener;
-  }
-  report(state: NodeHealth): void {
-    this.isDown = state === 'down';
-    this.listener?.(state);
-  }
-  /** Until `connect()`, the node is still connecting (the first acquisition waits for it). */
-  connectLater(): () => void {
-    let connect!: () => void;
-    this.ready = new Promise((resolve) => (connect = resolve));
-    return connect;
-  }
-  override whenReady(): Promise<void> {
-    return this.ready ?? Promise.resolve();
-  }
-}
 
 describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () => {
   let clock: VirtualClock;
