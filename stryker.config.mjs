@@ -76,6 +76,8 @@ export default {
         '<rootDir>/test/unit/quarantine-uptime-rounding.spec.ts',
         // The lock manager's events, errors, waits and aborts (redlock.ts), in virtual time.
         '<rootDir>/test/unit/redlock-mutants.spec.ts',
+        // How the lock manager feeds OpenTelemetry (redlock.ts's telemetry lines).
+        '<rootDir>/test/unit/telemetry-wiring.spec.ts',
       ],
     },
   },
