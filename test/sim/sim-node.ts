@@ -72,7 +72,7 @@ export class SimNode implements RedisNode {
 
   constructor(
     readonly name: string,
-    private readonly clock: VirtualClock,
+    protected readonly clock: VirtualClock,
     private readonly options: SimNodeOptions = {},
   ) {}
 
@@ -90,6 +90,12 @@ export class SimNode implements RedisNode {
   /** The value held at `key` now, if any. */
   valueAt(key: string): string | undefined {
     return this.live(key)?.value;
+  }
+
+  /** A key's lease left, as PTTL says it: -2 when the key is absent. */
+  pttlOf(key: string): number {
+    const entry = this.live(key);
+    return entry === undefined ? -2 : entry.expiresAt - this.clock.now();
   }
 
   /** Writes a key as another client would. */

@@ -410,6 +410,135 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
     });
   });
 
+  describe('inspect(), health() and close()', () => {
+    it('inspect(): each node free or locked, one holder tag for one owner, never the owner value', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({}, fleet);
+      const free = await clock.run(redlock.inspect('r'));
+      expect(free).toEqual({
+        resource: 'r',
+        heldHere: false,
+        nodes: [
+          { node: 'h0', state: 'free' },
+          { node: 'h1', state: 'free' },
+          { node: 'h2', state: 'free' },
+        ],
+      });
+      const lock = await clock.run(redlock.acquire('r', { ttl: 5_000 }));
+      await clock.advance(1_000);
+      const held = await clock.run(redlock.inspect('r'));
+      expect(held.heldHere).toBe(true);
+      expect(held.nodes.map((node) => [node.state, node.remainingMs])).toEqual(
+        Array(3).fill(['locked', 4_000]),
+      );
+      expect(new Set(held.nodes.map((node) => node.holder)).size).toBe(1);
+      expect(JSON.stringify(held)).not.toContain(lock.value);
+      // Another resource, held elsewhere: not held here.
+      rivalHolds('q', 3_000, fleet);
+      const theirs = await clock.run(redlock.inspect('q'));
+      expect(theirs.heldHere).toBe(false);
+      expect(theirs.nodes.every((node) => node.state === 'locked')).toBe(true);
+      expect(theirs.nodes[0].holder).not.toBe(held.nodes[0].holder);
+    });
+
+    it('inspect(): a node that fails or does not answer in nodeTimeout is unknown, with why', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({ nodeTimeout: 100 }, fleet);
+      fleet[0].answerError = new Error('NOPERM');
+      fleet[2].hung = true;
+      const start = clock.now();
+      const inspection = await clock.run(redlock.inspect('r'));
+      expect(clock.now() - start).toBeLessThanOrEqual(101);
+      expect(inspection.nodes).toEqual([
+        { node: 'h0', state: 'unknown', error: 'NOPERM' },
+        { node: 'h1', state: 'free' },
+        { node: 'h2', state: 'unknown', error: 'no answer in time' },
+      ]);
+      // An adapter that cannot inspect keys says so instead of failing the call.
+      const plain = manager({}, simNodes(3, clock));
+      const unknown = await clock.run(plain.inspect('r'));
+      expect(unknown.nodes[0]).toEqual({
+        node: 's0',
+        state: 'unknown',
+        error: 'this node adapter cannot inspect keys',
+      });
+    });
+
+    it('health(): up while a quorum of voting nodes answers a PING, with each latency and error', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({ nodeTimeout: 100 }, fleet);
+      fleet[0].answerDelay = 7;
+      fleet[1].answerError = new Error('LOADING');
+      expect(await clock.run(redlock.health())).toEqual({
+        up: true,
+        quorum: 2,
+        nodes: [
+          { node: 'h0', up: true, latencyMs: 7 },
+          { node: 'h1', up: false, error: 'LOADING' },
+          { node: 'h2', up: true, latencyMs: 0 },
+        ],
+      });
+      fleet[2].hung = true;
+      const down = await clock.run(redlock.health());
+      expect(down.up).toBe(false);
+      expect(down.nodes[2]).toEqual({
+        node: 'h2',
+        up: false,
+        error: 'no answer within nodeTimeout',
+      });
+      const plain = manager({}, simNodes(3, clock));
+      const unable = await clock.run(plain.health());
+      expect(unable.up).toBe(false);
+      expect(unable.nodes[0]).toEqual({
+        node: 's0',
+        up: false,
+        error: 'this node adapter cannot ping',
+      });
+    });
+
+    it('health(): a quarantined node that answers does not make it up', async () => {
+      const fleet = healthNodes(3);
+      const redlock = manager({ quarantine: 60_000 }, fleet);
+      fleet.forEach((node, i) => {
+        node.serverInfo = {
+          runId: `h${i}`,
+          uptimeSeconds: i === 0 ? 86_400 : 2,
+          durable: false,
+          readAt: clock.now(),
+        };
+      });
+      fleet[1].answerError = new Error('LOADING');
+      // h0 and h2 answer; h2 just restarted, so one voter of the two needed.
+      expect((await clock.run(redlock.health())).up).toBe(false);
+      fleet[2].serverInfo = {
+        runId: 'h2',
+        uptimeSeconds: 86_400,
+        durable: false,
+        readAt: clock.now(),
+      };
+      expect((await clock.run(redlock.health())).up).toBe(true);
+    });
+
+    it('close(): every held lock is lost (signal, event, warning) and released; new calls are refused', async () => {
+      const redlock = manager({ ttl: 5_000 });
+      const lost: string[] = [];
+      redlock.on('lockLost', (error) => lost.push(error.message));
+      const lock = await clock.run(redlock.acquire('r'));
+      const closing = redlock.close();
+      expect(redlock.close()).toBe(closing);
+      await clock.run(closing);
+      expect(lock.signal.aborted).toBe(true);
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lost).toEqual([expect.stringMatching(/lock manager was closed while it was held/)]);
+      expect(lines.some((line) => /^warn .*closed while it was held/.test(line))).toBe(true);
+      expect(nodes.every((node) => node.valueAt('redlock:r') === undefined)).toBe(true);
+      expect(redlock.heldLocks()).toEqual([]);
+      const refused = await clock.run(redlock.acquire('r').catch((e: unknown) => e));
+      expect(refused).toBeInstanceOf(LockNotAcquiredError);
+      expect((refused as LockNotAcquiredError).message).toMatch(/shutting down/);
+    });
+  });
+
   describe('the rest of the API', () => {
     it('heldLocks(): how long each lock has been held, what is left, its extensions', async () => {
       const redlock = manager({ ttl: 5_000 });
