@@ -195,6 +195,33 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       await expect(clock.run(strict.tryAcquire('r'))).resolves.toBeNull();
     });
 
+    it('an adapter that cannot date its INFO reading: the age counts from the first look at that reading', async () => {
+      const redlock = manager({ quarantine: 60_000 });
+      const events: string[] = [];
+      redlock.on('nodeQuarantined', (event) => events.push(`quarantined ${event.remainingMs}`));
+      redlock.on('nodeRejoined', () => events.push('rejoined'));
+      const undated = (uptimeSeconds: number) => ({
+        runId: `s2#${uptimeSeconds}`,
+        uptimeSeconds,
+        durable: false,
+      });
+      aged([86_400, 86_400, 0]);
+      nodes[2].serverInfo = undated(11);
+      await clock.run(redlock.ready());
+      expect(events).toEqual(['quarantined 50000']);
+      // The same reading 49 s later: 59 s old, still out; 50 s later: in.
+      await clock.advance(49_000);
+      await clock.run(redlock.ready());
+      expect(events).toEqual(['quarantined 50000']);
+      await clock.advance(1_000);
+      await clock.run(redlock.ready());
+      expect(events).toEqual(['quarantined 50000', 'rejoined']);
+      // A new reading (the server restarted): its age counts from this look, not the first one.
+      nodes[2].serverInfo = undated(1);
+      await clock.run(redlock.ready());
+      expect(events).toEqual(['quarantined 50000', 'rejoined', 'quarantined 60000']);
+    });
+
     it('quarantine: true lasts the longest ttl handed out, which a longer per-call ttl grows', async () => {
       const redlock = manager({ quarantine: true, ttl: 10_000 });
       // s2 up 31 s: old enough for the 10 s default, too young once a 60 s lease was handed out.
