@@ -7,6 +7,8 @@ import { SimNode } from './sim-node';
  * (`undefined` reply: a hung node), or with `answerError`.
  */
 export class HealthNode extends SimNode {
+  /** Pub/sub: the subscribers of each channel (a release announces on its keys' channels). */
+  readonly subscribers = new Map<string, Set<(id: string) => void>>();
   answerDelay = 0;
   answerError?: Error;
   hung = false;
@@ -27,6 +29,30 @@ export class HealthNode extends SimNode {
   }
   override whenReady(): Promise<void> {
     return this.ready ?? Promise.resolve();
+  }
+  subscribe(channel: string, onMessage: (id: string) => void): () => void {
+    let set = this.subscribers.get(channel);
+    if (set === undefined) this.subscribers.set(channel, (set = new Set()));
+    set.add(onMessage);
+    return () => {
+      set.delete(onMessage);
+      if (set.size === 0) this.subscribers.delete(channel);
+    };
+  }
+  listening(channel: string): boolean {
+    return this.subscribers.has(channel);
+  }
+  override async release(
+    keys: readonly string[],
+    value: string,
+    announce?: string,
+  ): Promise<number> {
+    const released = await super.release(keys, value);
+    if (released > 0 && announce !== undefined) {
+      for (const key of keys)
+        for (const notify of this.subscribers.get(key) ?? []) notify(announce);
+    }
+    return released;
   }
   ping(): Promise<void> {
     return this.answer(() => undefined);

@@ -333,6 +333,40 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
     });
   });
 
+  describe('release notifications (pub/sub on simulated nodes)', () => {
+    it('a waiter is woken by the release, not by its next poll, and unsubscribes once it holds', async () => {
+      const fleet = healthNodes(3);
+      const holder = manager({}, fleet);
+      const waiter = manager({ notifications: true, retryDelay: 5_000 }, fleet);
+      const held = await clock.run(holder.acquire('r', { ttl: 60_000 }));
+      const start = clock.now();
+      const waiting = waiter.acquire('r');
+      await clock.advance(300);
+      expect(fleet[0].subscribers.has('redlock:r')).toBe(true);
+      await clock.run(held.release());
+      const lock = await clock.run(waiting);
+      expect(clock.now() - start).toBeLessThan(400);
+      expect(lock.isValid()).toBe(true);
+      expect(fleet.every((node) => node.subscribers.size === 0)).toBe(true);
+    });
+
+    it('a waiter every node confirms it listens to does not poll: it sleeps until the lease could end', async () => {
+      const fleet = healthNodes(3);
+      rivalHolds('r', 2_000, fleet);
+      const listening = manager({ notifications: true, retryDelay: 100 }, fleet);
+      const lock = await clock.run(listening.acquire('r'));
+      expect(lock.isValid()).toBe(true);
+      // The first attempt (refused), one after the subscription is confirmed (refused, and now
+      // vouched for), then one at the lease's end: not one every 100 ms.
+      expect(fleet[0].applied.acquire).toBe(3);
+      const polling = manager({ notifications: false, retryDelay: 100 }, fleet);
+      rivalHolds('q', 2_000, fleet);
+      await clock.run(polling.acquire('q'));
+      // Polling: an attempt every 100 ms over the 2 s lease, and the one that succeeds.
+      expect(fleet[0].applied.acquire - 3).toBe(21);
+    });
+  });
+
   describe('aborts and shutdown', () => {
     it('an abort while the first connections are still opening ends the call at once', async () => {
       const fleet = healthNodes(3);
