@@ -28,6 +28,32 @@ describe('validity (5 real nodes)', () => {
     expect(lock.remainingMs()).toBe(0);
   });
 
+  it('the nodes keep the key for the ttl asked, no longer (one resource, several, fenced)', async () => {
+    const cases = [
+      { fencing: false, resources: ['lease:one'] },
+      { fencing: false, resources: ['lease:many', 'lease:other'] },
+      { fencing: true, resources: ['lease:fenced'] },
+    ];
+    for (const { fencing, resources } of cases) {
+      const redlock = manager({ ttl: 5_000, fencing });
+      const resource = resources[0];
+      const lock = await redlock.acquire(resources);
+      // Every node (the writes to the last nodes may land after the quorum answered).
+      let pttls: number[] = [];
+      expect(
+        await eventually(async () => {
+          pttls = (await Promise.all(
+            shared.fleet.nodes.map((n) => n.command('PTTL', `redlock:${resource}`)),
+          )) as number[];
+          return pttls.every((pttl) => pttl > 0);
+        }),
+      ).toBe(true);
+      // A longer lease would keep others out past what the holder asked for.
+      for (const pttl of pttls) expect(pttl).toBeLessThanOrEqual(5_000);
+      await lock.release();
+    }
+  });
+
   it('an attempt measured as longer than the ttl is a failure (injected clock)', async () => {
     // A clock that jumps by the whole ttl while the attempt is in flight, as a long pause would.
     let jump = 0;
