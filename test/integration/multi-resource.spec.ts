@@ -1,6 +1,6 @@
-import { Redlock } from '../../lib';
+import { LockLostError, LockNotAcquiredError, Redlock } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
-import { delay, timed } from './helpers';
+import { delay, eventually, timed } from './helpers';
 
 describe('multi-resource locks and cancellation (5 real nodes)', () => {
   let fleet: RedisFleet;
@@ -49,6 +49,50 @@ describe('multi-resource locks and cancellation (5 real nodes)', () => {
     expect(await one.tryAcquire('x')).toBeNull();
     expect(await one.tryAcquire('y')).toBeNull();
     await both.release();
+  });
+
+  const pttls = (key: string) =>
+    Promise.all(fleet.nodes.map((node) => node.command('PTTL', key) as Promise<number>));
+
+  it('extend() renews every resource of the lock on every node, not only the first', async () => {
+    const lock = await one.acquire(['m1', 'm2', 'm3'], { ttl: 2_000 });
+    await lock.extend(20_000);
+    for (const key of ['redlock:m1', 'redlock:m2', 'redlock:m3']) {
+      // (the last nodes' extensions may land after the quorum answered)
+      let leases: number[] = [];
+      const renewed = async () => (leases = await pttls(key)).every((pttl) => pttl > 2_000);
+      expect(await eventually(renewed)).toBe(true);
+      for (const pttl of leases) expect(pttl).toBeLessThanOrEqual(20_000);
+    }
+    await lock.release();
+  });
+
+  it('extend() fails once any one resource of the lock is no longer ours, not only the first', async () => {
+    const lost: string[] = [];
+    const own = new Redlock(fleet.urls(), {
+      logger: { log: () => undefined, warn: (line) => lost.push(line), error: () => undefined },
+    });
+    try {
+      const lock = await own.acquire(['n1', 'n2'], { ttl: 10_000 });
+      // Another owner's value at the second key on every node (an operator, or an expiry).
+      for (const node of fleet.nodes) {
+        await node.command('SET', 'redlock:n2', 'someone-else', 'PX', 60_000);
+      }
+      await expect(lock.extend(10_000)).rejects.toBeInstanceOf(LockLostError);
+      expect(lost).toEqual([expect.stringMatching(/was lost/)]);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a refusal says how long the blocking lease has left (retryAfterMs), for several resources too', async () => {
+    const held = await two.acquire(['p1', 'p2'], { ttl: 5_000 });
+    const error = await one.acquire(['p1', 'p2'], { wait: 0 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockNotAcquiredError);
+    const { retryAfterMs } = error as LockNotAcquiredError;
+    expect(retryAfterMs).toBeGreaterThan(3_000);
+    expect(retryAfterMs).toBeLessThanOrEqual(5_000);
+    await held.release();
   });
 
   it('a waiting acquire stops promptly when its signal aborts', async () => {
