@@ -6,7 +6,9 @@ import {
   RedlockConfigError,
   type RedlockOptions,
 } from '../../lib';
-import type { RedisNode } from '../../lib/core/node';
+import { getEventListeners } from 'node:events';
+import { LockKeyConflictError } from '../../lib';
+import { KeyTypeConflict, type RedisNode } from '../../lib/core/node';
 import { HealthNode } from '../sim/health-node';
 import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
@@ -350,6 +352,40 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       expect(fleet.every((node) => node.subscribers.size === 0)).toBe(true);
     });
 
+    it('a release wakes one waiter; the one that takes the lock does not pass the wake-up on', async () => {
+      const fleet = healthNodes(3);
+      const holder = manager({}, fleet);
+      const waiters = manager({ notifications: true, retryDelay: 5_000 }, fleet);
+      const held = await clock.run(holder.acquire('r', { ttl: 60_000 }));
+      const first = waiters.acquire('r');
+      const second = waiters.acquire('r', { wait: 60_000 });
+      await clock.advance(1_000);
+      const before = fleet[0].applied.acquire;
+      await clock.run(held.release());
+      const lock = await clock.run(first);
+      await clock.advance(50);
+      // The woken waiter's one attempt; the other waiter sleeps on (woken by the next release).
+      expect(fleet[0].applied.acquire - before).toBe(1);
+      await clock.run(lock.release());
+      await clock.run(second).then((next) => clock.run(next.release()));
+    });
+
+    it('a waiter that joins channels already confirmed is vouched for from its first attempt', async () => {
+      const fleet = healthNodes(3);
+      rivalHolds('r', 2_000, fleet);
+      const waiters = manager({ notifications: true, retryDelay: 100 }, fleet);
+      const first = waiters.acquire('r');
+      await clock.advance(300);
+      const before = fleet[0].applied.acquire;
+      const second = waiters.acquire('r');
+      await clock.advance(1_000);
+      // Only the newcomer's first attempt: it registered before it, found every node listening,
+      // and sleeps until the lease can end instead of polling every 100 ms.
+      expect(fleet[0].applied.acquire - before).toBe(1);
+      await clock.run(first).then((lock) => clock.run(lock.release()));
+      await clock.run(second).then((lock) => clock.run(lock.release()));
+    });
+
     it('a waiter every node confirms it listens to does not poll: it sleeps until the lease could end', async () => {
       const fleet = healthNodes(3);
       rivalHolds('r', 2_000, fleet);
@@ -450,6 +486,35 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       expect(error.attempts).toBe(1);
       await clock.advance(200);
       expect(nodes.every((node) => node.valueAt('redlock:r') === undefined)).toBe(true);
+    });
+
+    it('drain() during the last round of a refused call: shutting down, not "held"', async () => {
+      for (const node of nodes) node.fault = () => ({ replyDelay: 50 });
+      rivalHolds('r', 60_000);
+      const redlock = manager();
+      const attempt = redlock.tryAcquire('r').catch((e: unknown) => e);
+      await clock.advance(20);
+      redlock.drain();
+      const error = (await clock.run(attempt)) as LockNotAcquiredError;
+      expect(error).toBeInstanceOf(LockNotAcquiredError);
+      expect(error.message).toMatch(/shutting down/);
+      expect(error.nodes).toEqual([]);
+    });
+
+    it('no abort listener is left on a signal once the wait it raced is over', async () => {
+      const fleet = healthNodes(3);
+      const connect = fleet.map((node) => node.connectLater());
+      const redlock = manager({}, fleet);
+      const controller = new AbortController();
+      const attempt = redlock.acquire('r', { signal: controller.signal });
+      const ready = redlock.ready(controller.signal);
+      await clock.advance(10);
+      expect(getEventListeners(controller.signal, 'abort').length).toBeGreaterThan(0);
+      connect.forEach((done) => done());
+      await clock.run(ready);
+      const lock = await clock.run(attempt);
+      expect(getEventListeners(controller.signal, 'abort')).toEqual([]);
+      await clock.run(lock.release());
     });
 
     it('an abort or a drain() during the sleep between attempts ends it at once', async () => {
@@ -601,6 +666,32 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
   });
 
   describe('the rest of the API', () => {
+    it('using() without a routine is a RedlockConfigError before any lock is taken', async () => {
+      const redlock = manager();
+      const call = redlock.using('r', {} as never);
+      await expect(clock.run(call)).rejects.toThrow(RedlockConfigError);
+      await expect(clock.run(redlock.using('r', {} as never))).rejects.toThrow(/routine/);
+      expect(nodes[0].applied.acquire).toBe(0);
+    });
+
+    it('currentLock(): the lock of the enclosing using(), none outside', async () => {
+      const redlock = manager();
+      expect(redlock.currentLock()).toBeUndefined();
+      const inside = await clock.run(redlock.using('r', (lock) => redlock.currentLock() === lock));
+      expect(inside).toBe(true);
+    });
+
+    it('a non-string value at a lock key is a LockKeyConflictError naming the node, not a wait', async () => {
+      nodes[1].fault = () => ({ error: new KeyTypeConflict('WRONGTYPE at redlock:r') });
+      rivalHolds('r', 60_000, [nodes[0]]);
+      const redlock = manager({ wait: 10_000 });
+      const start = clock.now();
+      const error = await clock.run(redlock.acquire('r').catch((e: unknown) => e));
+      expect(error).toBeInstanceOf(LockKeyConflictError);
+      expect((error as LockKeyConflictError).node).toBe('s1');
+      expect(clock.now()).toBe(start);
+    });
+
     it('heldLocks(): how long each lock has been held, what is left, its extensions', async () => {
       const redlock = manager({ ttl: 5_000 });
       const lock = await clock.run(redlock.acquire('r'));

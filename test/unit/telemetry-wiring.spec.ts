@@ -128,6 +128,32 @@ describe('telemetry wiring of the lock manager (virtual time)', () => {
     expect(release.attributes).not.toHaveProperty(['redlock.lock.held_ms']);
   });
 
+  it('a failed acquisition is traced as failed; a held lock shows in the held-locks gauge', async () => {
+    const redlock = manager();
+    for (const node of nodes) node.put('redlock:busy', 'rival', 60_000);
+    expect(await clock.run(redlock.tryAcquire('busy'))).toBeNull();
+    expect(finished('redlock.acquire')[0].attributes).toMatchObject({
+      'redlock.outcome': 'failed',
+      'redlock.reason': 'held',
+    });
+    const lock = await clock.run(redlock.acquire('r'));
+    expect(await points('redlock.locks.held')).toMatchObject([{ value: 1 }]);
+    await clock.run(lock.release());
+    expect(await points('redlock.locks.held')).toMatchObject([{ value: 0 }]);
+    // A traced release still releases: the key is gone from every node.
+    expect(finished('redlock.release')).toHaveLength(1);
+    expect(nodes.every((node) => node.valueAt('redlock:r') === undefined)).toBe(true);
+  });
+
+  it('a traced extension still extends on the nodes', async () => {
+    const redlock = manager({ ttl: 2_000 });
+    const lock = await clock.run(redlock.acquire('r'));
+    await clock.run(lock.extend(9_000));
+    expect(finished('redlock.extend')).toHaveLength(1);
+    expect(nodes.every((node) => node.pttlOf('redlock:r') === 9_000)).toBe(true);
+    await clock.run(lock.release());
+  });
+
   it('resource names on spans only with recordResources: true', async () => {
     const plain = manager();
     await clock.run((await clock.run(plain.acquire('order:7'))).release());
