@@ -386,6 +386,21 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       await clock.run(second).then((lock) => clock.run(lock.release()));
     });
 
+    it('a listening waiter whose nodes fail (no lease to wait for) polls every retryDelay', async () => {
+      const fleet = healthNodes(3);
+      rivalHolds('r', 400, fleet);
+      const waiter = manager({ notifications: true, retryDelay: 100, wait: 2_000 }, fleet);
+      const attempt = waiter.acquire('r').catch((e: unknown) => e);
+      await clock.advance(300);
+      // Listening is confirmed; now every node answers with an error instead of a lease.
+      for (const node of fleet) node.fault = () => ({ error: new Error('LOADING') });
+      const error = (await clock.run(attempt)) as LockNotAcquiredError;
+      expect(error.reason).toBe('unavailable');
+      // At 0 and 100 (held; then vouched for, it sleeps to the lease's end), at 400 (errors, no
+      // lease to wait for), then every 100 ms until the wait ends at 2 000: 19.
+      expect(error.attempts).toBe(19);
+    });
+
     it('a waiter every node confirms it listens to does not poll: it sleeps until the lease could end', async () => {
       const fleet = healthNodes(3);
       rivalHolds('r', 2_000, fleet);

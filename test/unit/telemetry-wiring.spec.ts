@@ -192,6 +192,18 @@ describe('telemetry wiring of the lock manager (virtual time)', () => {
     expect(await points('redlock.locks.held')).toEqual([]);
   });
 
+  it('with the API loaded but no provider recording, extensions and releases still reach the nodes', async () => {
+    trace.disable();
+    metrics.disable();
+    const redlock = manager({ ttl: 2_000 });
+    const lock = await clock.run(redlock.acquire('r'));
+    await clock.run(lock.extend(9_000));
+    expect(nodes.every((node) => node.pttlOf('redlock:r') === 9_000)).toBe(true);
+    await clock.run(lock.release());
+    expect(nodes.every((node) => node.valueAt('redlock:r') === undefined)).toBe(true);
+    expect(spans.getFinishedSpans()).toEqual([]);
+  });
+
   it('telemetry: false records nothing', async () => {
     const redlock = manager({ telemetry: false });
     await clock.run((await clock.run(redlock.acquire('r'))).release());
