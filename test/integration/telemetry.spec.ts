@@ -1,54 +1,22 @@
 import { metrics, trace, SpanStatusCode } from '@opentelemetry/api';
-import {
-  AggregationTemporality,
-  MeterProvider,
-  MetricReader,
-  type DataPoint,
-  type Histogram,
-} from '@opentelemetry/sdk-metrics';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-  type ReadableSpan,
-} from '@opentelemetry/sdk-trace-base';
+import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
+import type { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { LockLostError, LockNotAcquiredError, type Redlock, type RedlockOptions } from '../../lib';
+import { TelemetryCapture } from '../support/telemetry-capture';
 import { eventually, sharedFleet } from './helpers';
-
-/** A reader collected on demand: what the SDK would export now. */
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** Issue 11 item 2: spans and metrics through @opentelemetry/api, against 3 real nodes. */
 describe('OpenTelemetry (3 real nodes)', () => {
   const shared = sharedFleet(3);
+  let capture: TelemetryCapture;
   let spans: InMemorySpanExporter;
-  let reader: TestReader;
 
   // Fresh global providers per test: the meter is bound when a lock manager starts.
   beforeEach(() => {
-    spans = new InMemorySpanExporter();
-    trace.disable();
-    trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
-    );
-    reader = new TestReader();
-    metrics.disable();
-    metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+    capture = new TelemetryCapture();
+    spans = capture.spans;
   });
-  afterAll(() => {
-    trace.disable();
-    metrics.disable();
-  });
+  afterAll(() => TelemetryCapture.stop());
 
   /** A lock manager over the fleet, connected. Its first acquisition is traced too. */
   async function manager(options: RedlockOptions = {}): Promise<Redlock> {
@@ -58,14 +26,7 @@ describe('OpenTelemetry (3 real nodes)', () => {
   }
 
   /** The data points of metric `name`, as collected now. */
-  async function points(name: string): Promise<DataPoint<unknown>[]> {
-    const { resourceMetrics } = await reader.collect();
-    const found = resourceMetrics.scopeMetrics
-      .filter((scope) => scope.scope.name === 'nestjs-redlock')
-      .flatMap((scope) => scope.metrics)
-      .filter((metric) => metric.descriptor.name === name);
-    return found.flatMap((metric) => metric.dataPoints as DataPoint<unknown>[]);
-  }
+  const points = (name: string): Promise<DataPoint<unknown>[]> => capture.points(name);
 
   /** The sum of counter `name`'s points whose attributes include `attributes`. */
   async function count(name: string, attributes: Record<string, unknown> = {}): Promise<number> {
@@ -74,8 +35,7 @@ describe('OpenTelemetry (3 real nodes)', () => {
       .reduce((sum, p) => sum + (p.value as number), 0);
   }
 
-  const finished = (name: string): ReadableSpan[] =>
-    spans.getFinishedSpans().filter((span) => span.name === name);
+  const finished = (name: string): ReadableSpan[] => capture.finished(name);
 
   /** Everything a span says: attributes, status, events. */
   const said = (list: ReadableSpan[]): string =>
@@ -125,7 +85,7 @@ describe('OpenTelemetry (3 real nodes)', () => {
     expect(attempts).toMatchObject({ count: 1, sum: 1 });
     expect(await count('redlock.acquire.outcomes', { 'redlock.outcome': 'acquired' })).toBe(1);
     expect(await points('redlock.locks.held')).toMatchObject([{ value: 0 }]);
-    expect(JSON.stringify(await reader.collect())).not.toContain('secret-42');
+    expect(JSON.stringify(await capture.reader.collect())).not.toContain('secret-42');
   });
 
   it('held: a failed acquisition says why, per node, without an error status', async () => {
@@ -188,7 +148,7 @@ describe('OpenTelemetry (3 real nodes)', () => {
       'order:7',
       'stock:7',
     ]);
-    expect(JSON.stringify(await reader.collect())).not.toContain('order:7');
+    expect(JSON.stringify(await capture.reader.collect())).not.toContain('order:7');
   });
 
   it('telemetry: false records nothing', async () => {

@@ -1,33 +1,11 @@
 import { metrics, trace } from '@opentelemetry/api';
-import {
-  AggregationTemporality,
-  MeterProvider,
-  MetricReader,
-  type DataPoint,
-} from '@opentelemetry/sdk-metrics';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-  type ReadableSpan,
-} from '@opentelemetry/sdk-trace-base';
+import type { DataPoint } from '@opentelemetry/sdk-metrics';
+import type { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Redlock, type RedlockOptions } from '../../lib';
 import { loadOtelApi } from '../../lib/core/telemetry';
 import { HealthNode } from '../sim/health-node';
+import { TelemetryCapture } from '../support/telemetry-capture';
 import { VirtualClock } from '../sim/virtual-clock';
-
-/** A reader collected on demand. */
-class TestReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected onForceFlush(): Promise<void> {
-    return Promise.resolve();
-  }
-  protected onShutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /**
  * How the lock manager (redlock.ts) feeds OpenTelemetry, in virtual time over simulated nodes:
@@ -40,7 +18,7 @@ describe('telemetry wiring of the lock manager (virtual time)', () => {
   let clock: VirtualClock;
   let nodes: HealthNode[];
   let spans: InMemorySpanExporter;
-  let reader: TestReader;
+  let capture: TelemetryCapture;
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
   const managers: Redlock[] = [];
   const manager = (options: RedlockOptions = {}) => {
@@ -56,15 +34,8 @@ describe('telemetry wiring of the lock manager (virtual time)', () => {
   };
   // Attribute names hold dots: toHaveProperty gets them as one-element paths, since a dotted
   // string would be read as a nested path that never exists (and `not` would always pass).
-  const finished = (name: string): ReadableSpan[] =>
-    spans.getFinishedSpans().filter((span) => span.name === name);
-  async function points(name: string): Promise<DataPoint<unknown>[]> {
-    const { resourceMetrics } = await reader.collect();
-    return resourceMetrics.scopeMetrics
-      .flatMap((scope) => scope.metrics)
-      .filter((metric) => metric.descriptor.name === name)
-      .flatMap((metric) => metric.dataPoints as DataPoint<unknown>[]);
-  }
+  const finished = (name: string): ReadableSpan[] => capture.finished(name);
+  const points = (name: string): Promise<DataPoint<unknown>[]> => capture.points(name);
 
   beforeAll(async () => {
     // Loaded once per process; loaded here so that "right after construction" below is about
@@ -74,22 +45,13 @@ describe('telemetry wiring of the lock manager (virtual time)', () => {
   beforeEach(() => {
     clock = new VirtualClock();
     nodes = Array.from({ length: 3 }, (_, i) => new HealthNode(`h${i}`, clock));
-    spans = new InMemorySpanExporter();
-    trace.disable();
-    trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
-    );
-    reader = new TestReader();
-    metrics.disable();
-    metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+    capture = new TelemetryCapture();
+    spans = capture.spans;
   });
   afterEach(async () => {
     for (const redlock of managers.splice(0)) await clock.run(redlock.close());
   });
-  afterAll(() => {
-    trace.disable();
-    metrics.disable();
-  });
+  afterAll(() => TelemetryCapture.stop());
 
   it('traces the very first acquisition, made right after construction, with its attempts', async () => {
     for (const node of nodes) node.put('redlock:r', 'rival', 150);
