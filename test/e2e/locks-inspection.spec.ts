@@ -1,6 +1,7 @@
 import { Redlock, RedlockService, type Lock } from 'nestjs-redlock';
 import type { Response } from 'supertest';
 import { ADMIN_TOKEN_HEADER } from '../../sample/src/locks/locks.constants';
+import { eventually } from '../support/eventually';
 import { startSampleInstance, TEST_ADMIN_TOKEN, type SampleInstance } from './sample-instance';
 
 /**
@@ -46,12 +47,12 @@ async function settledInspection(
   resource: string,
   settled: (nodes: NodeState[]) => boolean,
 ): Promise<Response> {
-  const until = performance.now() + 5_000;
-  for (;;) {
-    const response = await locks(resource).expect(200);
-    if (settled(nodesOf(response)) || performance.now() > until) return response;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let response!: Response;
+  await eventually(
+    async () => settled(nodesOf((response = await locks(resource).expect(200)))),
+    5_000,
+  );
+  return response;
 }
 
 const lockedEverywhere = (nodes: NodeState[]) =>

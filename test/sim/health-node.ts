@@ -2,9 +2,9 @@ import type { KeyState, NodeHealth } from '../../lib/core/node';
 import { SimNode } from './sim-node';
 
 /**
- * A simulated node whose connection state a test sets (down, up, slow), which answers PING and
- * key inspection (`health()`, `inspect()`), after `answerDelay` ms of virtual time or never
- * (`undefined` reply: a hung node), or with `answerError`.
+ * A simulated node whose connection state a test sets (down, up, slow), with pub/sub for release
+ * notifications, and which answers PING and key inspection (`health()`, `inspect()`) after
+ * `answerDelay` ms of virtual time, with `answerError`, or never (`hung`).
  */
 export class HealthNode extends SimNode {
   /** Pub/sub: the subscribers of each channel (a release announces on its keys' channels). */
