@@ -14,6 +14,11 @@ export interface NodeAge {
   readonly ageMs: number | undefined;
   /** The server keeps its keys across a crash (`appendfsync always`): no quarantine needed. */
   readonly durable: boolean;
+  /**
+   * This client saw the node under another `run_id` before: a restart it witnessed, which may
+   * have lost keys of locks it granted. Such a node is never let in by the young-fleet waiver.
+   */
+  readonly restartSeen?: boolean;
 }
 
 /**
@@ -26,7 +31,9 @@ export interface NodeAge {
  *   and quarantining all of it would only stop everyone from locking for a whole lease. A whole
  *   fleet restarting without persistence at once, or a node restarting while the whole fleet is
  *   younger than the quarantine (or than 2 s, the resolution of the ages), is therefore outside
- *   this guarantee. (Waiving only the nodes
+ *   this guarantee — except for a restart this client witnessed (the node answered under
+ *   another `run_id` before): that node is never waived in (a fault campaign let a second holder
+ *   in through a node killed 1.7 s after its fleet started). (Waiving only the nodes
  *   that started with the oldest would close the second case, but it also shuts out nodes of a
  *   fleet whose members were started a few seconds apart, for a whole lease: not done.)
  */
@@ -38,7 +45,7 @@ export function votingNodes(nodes: readonly NodeAge[], quarantineMs: number): bo
   // the young ones would be left out. The fleet counts as just started for at least that long.
   const waiverMs = Math.max(quarantineMs, UPTIME_RESOLUTION_MS);
   const allYoung = known.length > 0 && known.every((n) => n.ageMs! < waiverMs);
-  return young.map((isYoung) => !isYoung || allYoung);
+  return young.map((isYoung, i) => !isYoung || (allYoung && nodes[i].restartSeen !== true));
 }
 
 /** How coarsely a node's age is known from `uptime_in_seconds` (a lower bound 1-2 s under). */

@@ -90,6 +90,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly held = new Set<RedlockLock>();
   /** Per node: its latest server info and when we first saw that reading (quarantine ages). */
   private readonly seen: ({ info: ServerInfo; at: number } | undefined)[] = [];
+  /** Per node: the first `run_id` this client saw (a later, different one is a witnessed restart). */
+  private readonly firstRunIds: (string | undefined)[] = [];
   /** The longest lease handed out so far: the default quarantine. */
   private longestLease: number;
   /** Per node: whether it was quarantined at the last look (to report transitions). */
@@ -739,7 +741,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       // start time), so the true age lies in (u - 1 s, u + 1 s): a server started at x.999 s
       // says 1 at x+1.000 s. The lower bound decides, so a node is never admitted early.
       const since = now - readAt;
-      return { ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since, durable: info.durable };
+      this.firstRunIds[i] ??= info.runId;
+      return {
+        ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since,
+        durable: info.durable,
+        restartSeen: info.runId !== this.firstRunIds[i],
+      };
     });
   }
 
