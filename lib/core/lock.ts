@@ -106,6 +106,8 @@ export class RedlockLock implements Lock {
   private extensionTimer?: ClockTimer;
   private releasing?: Promise<void>;
   private lostError?: LockLostError;
+  /** Nested holders' handles still in use: each is told when this lock ends (DESIGN §5.9). */
+  private borrowers?: Set<ReentrantLock>;
 
   constructor(
     private readonly driver: LockDriver,
@@ -218,6 +220,23 @@ export class RedlockLock implements Lock {
     this.scheduleExtension(this.remainingMs() / 3);
   }
 
+  /**
+   * A nested holder's handle on this held lock (reentrancy, DESIGN §5.9). It cannot outlive the
+   * lock: when this lock ends — released by its outer holder, or lost — a handle not yet
+   * released is lost too (its signal aborts, a nested `using()` rejects with LockLostError),
+   * since whatever it still does is no longer protected.
+   */
+  borrow(resources: readonly string[]): ReentrantLock {
+    const handle = new ReentrantLock(this, resources);
+    (this.borrowers ??= new Set()).add(handle);
+    return handle;
+  }
+
+  /** A nested handle was released before this lock ended: nothing to tell it any more. */
+  returned(handle: ReentrantLock): void {
+    this.borrowers?.delete(handle);
+  }
+
   /** Marks the lock lost, aborts its signal and reports it; false if it was not held. */
   markLost(error: LockLostError): boolean {
     if (this.state !== 'held') return false;
@@ -242,6 +261,20 @@ export class RedlockLock implements Lock {
     this.driver.clock.clearTimer(this.expiryTimer);
     this.driver.clock.clearTimer(this.extensionTimer);
     this.driver.ended(this);
+    const borrowers = this.borrowers;
+    this.borrowers = undefined;
+    for (const handle of borrowers ?? []) {
+      // A loss is the same loss for the nested holder; a release by the outer holder leaves
+      // the nested work running unprotected, which is a loss for it too — a new holder may
+      // enter as soon as the release reaches the nodes.
+      handle.outerEnded(
+        this.lostError ??
+          new LockLostError(
+            handle.resources,
+            'its outer holder released the lock while this nested holder still ran',
+          ),
+      );
+    }
   }
 
   private watchExpiry(): void {
@@ -278,13 +311,18 @@ export type SessionLock = RedlockLock | ReentrantLock;
 
 /**
  * A nested holder's handle on a lock its async context already holds (reentrancy, DESIGN §5.9):
- * everything reads through to the lock itself — one deadline, one signal, one token — and only
- * the outermost holder's release reaches the nodes. Releasing this handle (or ending its
- * session) does nothing to the lock; extending it extends the one lock.
+ * it reads through to the lock itself — one deadline, one token — and only the outermost
+ * holder's release reaches the nodes. Releasing this handle (or ending its session) does nothing
+ * to the lock; extending it extends the one lock. It never outlives the lock: when the lock ends
+ * first (released by the outer holder, or lost), this handle is lost — its signal aborts.
  */
 export class ReentrantLock implements Lock {
   private released = false;
+  /** Set when the lock ended before this handle was released: the nested holder's loss. */
+  private lostError?: LockLostError;
+  private controller?: AbortController;
 
+  /** Use {@link RedlockLock.borrow}: a handle the lock does not know of would never be told. */
   constructor(
     /** The lock held by the outer holder. */
     readonly root: RedlockLock,
@@ -301,31 +339,54 @@ export class ReentrantLock implements Lock {
   get expiresAt(): number {
     return this.root.expiresAt;
   }
+  /**
+   * Its own signal, not the lock's: it must also abort when the outer holder releases the lock
+   * while this nested holder still runs, which the lock's own signal (not lost) does not.
+   */
   get signal(): AbortSignal {
-    return this.root.signal;
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.lostError) this.controller.abort(this.lostError);
+    }
+    return this.controller.signal;
   }
   get lostReason(): LockLostError | undefined {
-    return this.root.lostReason;
+    return this.lostError;
   }
   remainingMs(): number {
-    return this.released ? 0 : this.root.remainingMs();
+    return this.released || this.lostError ? 0 : this.root.remainingMs();
   }
   isValid(): boolean {
-    return !this.released && this.root.isValid();
+    // Asking the lock also declares a passed deadline lost, which reaches this handle.
+    return !this.released && this.root.isValid() && this.lostError === undefined;
   }
   throwIfExpired(): void {
+    if (this.lostError) throw this.lostError;
     if (this.released) throw new LockLostError(this.resources, 'it was released');
     this.root.throwIfExpired();
   }
   extend(ttl?: number): Promise<void> {
+    if (this.lostError) return Promise.reject(this.lostError);
     return this.root.extend(ttl);
   }
   /** The outer holder extends the lock already. */
   autoExtend(): void {}
   async release(): Promise<void> {
+    if (this.released) return;
+    // A deadline that passed while timers could not run (a blocked event loop) is a loss for
+    // the nested holder too: asking the lock declares it, and it reaches this handle.
+    this.root.isValid();
     this.released = true;
+    this.root.returned(this);
   }
   [ASYNC_DISPOSE](): Promise<void> {
     return this.release();
+  }
+
+  /** The lock ended while this handle was in use (see {@link RedlockLock.borrow}). */
+  outerEnded(error: LockLostError): void {
+    if (this.released || this.lostError) return;
+    this.lostError = error;
+    this.controller?.abort(error);
   }
 }

@@ -636,7 +636,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           `this async context holds only ${describeResources(root.resources)}; a nested lock cannot ask for more`,
         );
       }
-      return new ReentrantLock(root, names);
+      return root.borrow(names);
     }
     return undefined;
   }
