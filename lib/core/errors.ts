@@ -169,8 +169,9 @@ export class LockNotExtendedError extends RedlockError {
  * A nested acquisition inside the async context of a lock on the same resources (a `@Locked`
  * method calling another, `using()` inside `using()`): without `reentrant` it would wait for
  * itself until `wait` runs out, so it fails at once; with `reentrant`, asking for more
- * resources than the context holds fails too (a lock cannot grow without a new acquisition,
- * and a silent partial lock would protect less than it says).
+ * resources than the context holds, or for a fencing token the context's lock was taken without,
+ * fails too (a lock cannot grow without a new acquisition, and a silent partial lock would
+ * protect less than it says).
  */
 export class LockReentryError extends RedlockError {
   static override readonly [ERROR_BRAND]: string = 'LockReentryError';

@@ -443,7 +443,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const settings = resolveCallSettings(this.options, options);
     const signal = options?.signal;
     signal?.throwIfAborted();
-    const nested = this.nestedLock(names, settings.reentrant);
+    const nested = this.nestedLock(names, settings.reentrant, settings.fencing);
     if (nested !== undefined) return nested;
     // The first acquisitions wait for the API's import (a few ms at most, once per process),
     // so that they are traced like any other.
@@ -615,9 +615,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * The lock this async context already holds on `names`, as a nested handle when reentrancy
    * is on; `undefined` when the context holds none of them. A context that holds some of them
    * and may not (or cannot) reuse its lock gets a LockReentryError: waiting would be waiting for
-   * itself.
+   * itself. So does a nested call that asks for what the lock lacks (a fencing token): it must
+   * not get silently less than it asked for (DESIGN §5.9).
    */
-  private nestedLock(names: readonly string[], reentrant: boolean): ReentrantLock | undefined {
+  private nestedLock(
+    names: readonly string[],
+    reentrant: boolean,
+    fencing: boolean,
+  ): ReentrantLock | undefined {
     for (let scope = this.scope.getStore(); scope !== undefined; scope = scope.outer) {
       const root = scope.lock.root;
       if (!root.isHeld) continue;
@@ -634,6 +639,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         throw new LockReentryError(
           names,
           `this async context holds only ${describeResources(root.resources)}; a nested lock cannot ask for more`,
+        );
+      }
+      if (fencing && root.fencingToken === undefined) {
+        throw new LockReentryError(
+          names,
+          `this async context holds ${describeResources(root.resources)} without a fencing token (taken with fencing off); ` +
+            'a nested lock cannot ask for one: take the outer lock with fencing: true',
         );
       }
       return root.borrow(names);
