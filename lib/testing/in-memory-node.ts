@@ -1,4 +1,4 @@
-import type { AcquireReply, RedisNode } from 'nestjs-redlock';
+import type { AcquireReply, KeyState, RedisNode } from 'nestjs-redlock';
 
 interface Entry {
   value: string;
@@ -74,6 +74,17 @@ export class InMemoryRedisNode implements RedisNode {
   }
 
   async whenReady(): Promise<void> {}
+
+  /** Always answers: the node is this process's memory (`health()` reports it up). */
+  async ping(): Promise<void> {}
+
+  /** What `inspect()` reads, as PTTL says it: `pttl` -2 when the key is absent. */
+  async inspect(key: string): Promise<KeyState> {
+    const now = performance.now();
+    const entry = this.live(key, now);
+    if (entry === undefined) return { value: null, pttl: -2 };
+    return { value: entry.value, pttl: Math.ceil(entry.expiresAt - now) };
+  }
 
   async close(): Promise<void> {}
 

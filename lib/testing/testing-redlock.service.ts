@@ -83,9 +83,15 @@ export class TestingRedlockService extends RedlockService {
       : super.using(resources, optionsOrRoutine, routine as LockedRoutine<T>);
   }
 
-  /** Declares `lock` lost now: its signal aborts with LockLostError, as on a real loss. */
+  /**
+   * Declares `lock` lost now: its signal aborts with LockLostError, as on a real loss. A nested
+   * (reentrant) handle loses the one lock it borrows — the lease on the nodes is the outer
+   * holder's — so every holder of it is told.
+   */
   lose(lock: Lock, detail: string): boolean {
-    const lease = lock as Lock & { markLost?: (error: LockLostError) => boolean };
+    const lease = ((lock as Lock & { root?: Lock }).root ?? lock) as Lock & {
+      markLost?: (error: LockLostError) => boolean;
+    };
     if (typeof lease.markLost !== 'function') return false;
     return lease.markLost(new LockLostError(lock.resources, detail));
   }
