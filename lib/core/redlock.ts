@@ -82,6 +82,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /** Votes needed out of the nodes: floor(N/2) + 1. */
   readonly quorum: number;
   private readonly nodes: readonly RedisNode[];
+  /** The adapters this instance built (from URLs, options or clients): the ones `close()` closes. */
+  private readonly builtNodes: readonly RedisNode[];
   private readonly logger: RedlockLogger;
   private readonly clock: Clock;
   private readonly round: RoundContext;
@@ -137,6 +139,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           ? new NodeRedisNode(spec, this.clock)
           : IoredisNode.from(spec, this.options.nodeTimeout, this.logger, this.clock),
     );
+    // A RedisNode passed in is used as it is: it may be shared with other lock managers.
+    this.builtNodes = this.nodes.filter((node, i) => node !== nodes[i]);
     this.quorum = quorumOf(this.nodes.length);
     this.quarantined = this.nodes.map(() => false);
     for (const node of this.nodes) {
@@ -391,7 +395,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   /**
    * Drains, then ends every lock still held — its signal aborts with LockLostError and a
    * warning names it, since whatever it protects is no longer protected — releases them, and
-   * closes the connections this instance opened (never a client you passed in).
+   * closes the connections this instance opened (never a client or a `RedisNode` adapter you
+   * passed in: other lock managers may share it).
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -406,10 +411,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         }),
       );
       // Adapters we built close the clients they created and leave a caller's client open;
-      // a caller's RedisNode adapter is the caller's to close.
-      await Promise.all(
-        this.nodes.filter((node) => node instanceof IoredisNode).map((node) => node.close()),
-      );
+      // a caller's RedisNode adapter (an IoredisNode included) is the caller's to close: other
+      // lock managers may share it.
+      await Promise.all(this.builtNodes.map((node) => node.close()));
     })();
     return this.closing;
   }
