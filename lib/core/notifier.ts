@@ -17,10 +17,15 @@ export function newReleaseId(): string {
 /** How many recent release ids a channel remembers to ignore the other nodes' copies. */
 const REMEMBERED_IDS = 32;
 
+/** How many recent releases the notifier remembers the channels of (what each released). */
+const REMEMBERED_RELEASES = 256;
+
 /** A waiting acquisition, as the notifier sees it. */
 interface Waiter {
   /** Ends the waiter's current sleep early. */
   readonly wake: () => void;
+  /** The channels (keys) it waits for: a release of fewer may be of no use to it. */
+  readonly keys: ReadonlySet<string>;
   /** Woken and not yet done with the attempt that followed. */
   woken: boolean;
 }
@@ -56,22 +61,29 @@ export interface WaiterHandle {
  * manager and dropped with the last one; the nodes' adapters share one subscriber connection.
  *
  * No stampede: a release is announced by every node, and many waiters may wait for it, but only
- * the longest-waiting waiter of this process is woken, and no other until its attempt is over —
- * so a release costs at most one attempt per waiting process, and waiters in one process get
- * the lock in the order they started waiting (first come, first served, as far as this process
- * goes; across processes, the first attempt to reach a quorum wins). While every node has
+ * the longest-waiting waiter of this process that can use it is woken, and no other until its
+ * attempt is over — so a release costs one attempt per waiting process, and waiters in one
+ * process get the lock in the order they started waiting (first come, first served, as far as
+ * this process goes; across processes, the first attempt to reach a quorum wins). A waiter for
+ * more resources than the release freed may not be able to use it (the others may still be
+ * held): it is woken too, in its turn, but it does not absorb the wake-up — the walk goes on to
+ * the first waiter that needs only what was released (DESIGN §5.8), which would otherwise sleep
+ * until the old lease ends if it no longer polls. So a release costs at most one attempt per
+ * waiter for more ahead of it, plus one. While every node has
  * confirmed the waiter's subscriptions (see {@link WaiterHandle.listening}), no release can go
  * unannounced, so the waiter sleeps until it is woken or the blocking lease ends; otherwise it
  * polls every retry delay, and a dropped subscriber connection wakes every waiter of it.
  */
 export class ReleaseNotifier {
   private readonly channels = new Map<string, Channel>();
+  /** Per recent release id: the channels it was announced on so far (what it released). */
+  private readonly releases = new Map<string, Set<string>>();
 
   constructor(private readonly nodes: readonly RedisNode[]) {}
 
   /** Registers a waiter on the release channels of `keys` (a lock's keys are its channels). */
   watch(keys: readonly string[], wake: () => void): WaiterHandle {
-    const waiter: Waiter = { wake, woken: false };
+    const waiter: Waiter = { wake, woken: false, keys: new Set(keys) };
     const channels = keys.map((key) => this.channel(key));
     for (const channel of channels) channel.waiters.push(waiter);
     return {
@@ -81,7 +93,7 @@ export class ReleaseNotifier {
         for (const channel of channels) {
           if (channel.owed) {
             channel.owed = false;
-            this.announce(channel);
+            this.announce(channel, new Set([channel.key]));
           }
         }
       },
@@ -131,31 +143,49 @@ export class ReleaseNotifier {
   }
 
   /**
-   * A release was announced: wake the longest-waiting waiter, unless one is already trying —
-   * then the announcement is owed to it, in case its attempt reached the nodes before the
-   * release did (a waiter that no longer polls must not lose a wake-up).
+   * A release was announced on `channel`, of (at least) the channels in `released`: wake the
+   * longest-waiting waiter that can use it, and every waiter ahead of it that waits for more
+   * (they may be able to use it too, when the rest of what they wait for is free) — unless one is
+   * already trying: then the announcement is owed to it, in case its attempt reached the nodes
+   * before the release did (a waiter that no longer polls must not lose a wake-up).
    */
-  private announce(channel: Channel): void {
-    const head = channel.waiters[0];
-    if (head === undefined) return;
+  private announce(channel: Channel, released: ReadonlySet<string>): void {
+    if (channel.waiters.length === 0) return;
     if (channel.waiters.some((w) => w.woken)) {
       channel.owed = true;
       return;
     }
-    head.woken = true;
-    head.wake();
+    for (const waiter of channel.waiters) {
+      waiter.woken = true;
+      waiter.wake();
+      if (covers(released, waiter.keys)) return;
+    }
   }
 
-  /** A node announced release `id`: the first copy counts, the other nodes' are ignored. */
+  /**
+   * A node announced release `id`: the first copy counts, the other nodes' are ignored. A
+   * release of several keys is announced on each key's channel with one id, so the channels
+   * heard so far under an id say what it released (a release's later channels may still come).
+   */
   private heard(channel: Channel, id: string): void {
-    if (id !== '') {
-      if (channel.seen.has(id)) return;
-      channel.seen.add(id);
-      if (channel.seen.size > REMEMBERED_IDS) {
-        channel.seen.delete(channel.seen.values().next().value as string);
+    if (id === '') {
+      this.announce(channel, new Set([channel.key]));
+      return;
+    }
+    if (channel.seen.has(id)) return;
+    channel.seen.add(id);
+    if (channel.seen.size > REMEMBERED_IDS) {
+      channel.seen.delete(channel.seen.values().next().value as string);
+    }
+    let released = this.releases.get(id);
+    if (released === undefined) {
+      this.releases.set(id, (released = new Set()));
+      if (this.releases.size > REMEMBERED_RELEASES) {
+        this.releases.delete(this.releases.keys().next().value as string);
       }
     }
-    this.announce(channel);
+    released.add(channel.key);
+    this.announce(channel, released);
   }
 
   /** Announcements may have been missed (a subscriber connection dropped): wake every waiter. */
@@ -173,10 +203,16 @@ export class ReleaseNotifier {
     // an owed one), since nobody else may poll for it.
     if (!acquired && (waiter.woken || channel.owed) && channel.waiters.length > 0) {
       channel.owed = false;
-      this.announce(channel);
+      this.announce(channel, new Set([channel.key]));
     }
     if (channel.waiters.length > 0) return;
     this.channels.delete(key);
     for (const unsubscribe of channel.unsubscribe) unsubscribe();
   }
+}
+
+/** Whether a release of `released` frees everything a waiter for `keys` waits for. */
+function covers(released: ReadonlySet<string>, keys: ReadonlySet<string>): boolean {
+  for (const key of keys) if (!released.has(key)) return false;
+  return true;
 }
