@@ -78,7 +78,7 @@ export class IoredisNode implements RedisNode {
   private subscriber?: Redis;
   /** Counts the subscriber connection's drops: a SUBSCRIBE reply counts only for its own. */
   private subscriberGeneration = 0;
-  /** Release channels subscribed to, with their listeners. */
+  /** Release channels subscribed to (by their name on the server), with their listeners. */
   private readonly channels = new Map<string, Subscription>();
   /** Whether the server takes `SET … NX GET` (Redis ≥ 7.0); learnt on the first refusal. */
   private setNxGet = true;
@@ -231,11 +231,15 @@ export class IoredisNode implements RedisNode {
 
   subscribe(channel: string, onMessage: (id: string) => void, onGap?: () => void): () => void {
     const subscriber = (this.subscriber ??= this.openSubscriber());
-    let subscription = this.channels.get(channel);
+    // The release script publishes on its KEYS, which ioredis prefixes with the client's
+    // `keyPrefix`; channel names it leaves as they are. Listening on the bare name would be a
+    // confirmed subscription to a channel nobody publishes on (DESIGN §5.8).
+    const wire = this.keyPrefix + channel;
+    let subscription = this.channels.get(wire);
     if (subscription === undefined) {
       subscription = { listeners: new Set(), gaps: new Set(), confirmed: false };
-      this.channels.set(channel, subscription);
-      this.confirm(subscriber, channel, subscription);
+      this.channels.set(wire, subscription);
+      this.confirm(subscriber, wire, subscription);
     }
     const current = subscription;
     current.listeners.add(onMessage);
@@ -243,14 +247,20 @@ export class IoredisNode implements RedisNode {
     return () => {
       current.listeners.delete(onMessage);
       if (onGap) current.gaps.delete(onGap);
-      if (current.listeners.size > 0 || this.channels.get(channel) !== current) return;
-      this.channels.delete(channel);
-      subscriber.unsubscribe(channel).catch(() => undefined);
+      if (current.listeners.size > 0 || this.channels.get(wire) !== current) return;
+      this.channels.delete(wire);
+      subscriber.unsubscribe(wire).catch(() => undefined);
     };
   }
 
   listening(channel: string): boolean {
-    return this.channels.get(channel)?.confirmed === true;
+    return this.channels.get(this.keyPrefix + channel)?.confirmed === true;
+  }
+
+  /** The prefix ioredis adds to every key of this client's commands (`keyPrefix`), if any. */
+  private get keyPrefix(): string {
+    const prefix = this.client.options.keyPrefix;
+    return typeof prefix === 'string' ? prefix : '';
   }
 
   /**
