@@ -61,8 +61,11 @@ export interface LockDriver {
   release(lock: RedlockLock): Promise<void>;
   /** The lock left the held state (released or lost): drop it from the registry. */
   ended(lock: RedlockLock): void;
-  /** Reports a lock that became lost (event, warning). */
-  lost(lock: RedlockLock, error: LockLostError): void;
+  /**
+   * Reports a lock that became lost (event, warning): the lock itself, or a nested holder's
+   * handle whose outer holder released the lock while it still ran.
+   */
+  lost(lock: SessionLock, error: LockLostError): void;
 }
 
 /** Settings of a lock's auto-extension. */
@@ -264,16 +267,19 @@ export class RedlockLock implements Lock {
     const borrowers = this.borrowers;
     this.borrowers = undefined;
     for (const handle of borrowers ?? []) {
-      // A loss is the same loss for the nested holder; a release by the outer holder leaves
-      // the nested work running unprotected, which is a loss for it too — a new holder may
-      // enter as soon as the release reaches the nodes.
-      handle.outerEnded(
-        this.lostError ??
-          new LockLostError(
-            handle.resources,
-            'its outer holder released the lock while this nested holder still ran',
-          ),
+      // A loss is the same loss for the nested holder (reported once, for the lock). A release
+      // by the outer holder leaves the nested work running unprotected, which is a loss for it
+      // — a new holder may enter as soon as the release reaches the nodes — reported as such.
+      if (this.lostError !== undefined) {
+        handle.outerEnded(this.lostError);
+        continue;
+      }
+      const error = new LockLostError(
+        handle.resources,
+        'its outer holder released the lock while this nested holder still ran',
       );
+      handle.outerEnded(error);
+      this.driver.lost(handle, error);
     }
   }
 

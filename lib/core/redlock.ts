@@ -766,7 +766,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     });
   }
 
-  private reportLost(lock: RedlockLock, error: LockLostError): void {
+  private reportLost(lock: Lock, error: LockLostError): void {
     this.logger.warn(error.message);
     this.telemetry?.lockLost();
     this.emit('lockLost', error, lock);

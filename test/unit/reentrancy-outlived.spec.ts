@@ -31,6 +31,8 @@ describe('a nested reentrant holder that outlives its outer holder (virtual time
   it('the outer holder releases while nested work runs: the nested signal aborts, its using() rejects with LockLostError, before anyone else holds it', async () => {
     const a = manager({ reentrant: true, ttl: 1_000 });
     const b = manager({ ttl: 1_000 });
+    const reported: Lock[] = [];
+    a.on('lockLost', (_error, lock) => reported.push(lock));
     let nested: Lock | undefined;
     let nestedRun: Promise<string> | undefined;
     await clock.run(
@@ -50,6 +52,8 @@ describe('a nested reentrant holder that outlives its outer holder (virtual time
     expect(nested!.signal.reason).toBeInstanceOf(LockLostError);
     expect(nested!.isValid()).toBe(false);
     expect(() => nested!.throwIfExpired()).toThrow(LockLostError);
+    // Not silent: reported as a loss of the nested holder (the outer one released, lost nothing).
+    expect(reported).toEqual([nested]);
     // Someone else takes the lock while the nested routine still runs.
     const other = await clock.run(b.acquire('r', { wait: 0 }));
     expect(other.isValid()).toBe(true);
