@@ -57,6 +57,8 @@ export type {
   NodeRedisClient,
   AcquireReply,
   ServerInfo,
+  NodeStanding,
+  StandingKeys,
   Clock,
   ClockTimer,
   RedlockLogger,

@@ -21,6 +21,8 @@ export {
   type RedisNode,
   type AcquireReply,
   type ServerInfo,
+  type NodeStanding,
+  type StandingKeys,
   type KeyState,
   type NodeHealth,
 } from './node';

@@ -7,11 +7,16 @@ import {
   type AcquireReply,
   type KeyState,
   type NodeHealth,
+  type NodeStanding,
   type RedisNode,
   type ServerInfo,
+  type StandingKeys,
 } from './node';
 import {
   ACQUIRE_FENCED_SCRIPT,
+  ADMIT_SCRIPT,
+  HORIZON_SCRIPT,
+  STANDING_SCRIPT,
   ACQUIRE_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
@@ -23,10 +28,12 @@ import {
   ACQUIRED,
   acquireReply,
   fencedAcquireReply,
+  isNoPermission,
   isNoScript,
   isWrongType,
+  standingReply,
 } from './script-replies';
-import { asJustStarted, fsyncsEveryWrite, parseServerInfo } from './server-info';
+import { fsyncsEveryWrite, parseServerInfo } from './server-info';
 import { monotonicClock, type Clock } from './clock';
 import type { RedlockLogger } from './logger';
 
@@ -74,6 +81,8 @@ export class IoredisNode implements RedisNode {
   private closing = false;
   private lastHungWarning = -Infinity;
   private info?: ServerInfo;
+  /** Why `info` is unknown after the latest read (none while it is known or being read). */
+  private infoError?: 'failed' | 'refused';
   private infoRefusalSaid = false;
   private subscriber?: Redis;
   /** Counts the subscriber connection's drops: a SUBSCRIBE reply counts only for its own. */
@@ -101,9 +110,9 @@ export class IoredisNode implements RedisNode {
     this.name = nodeName(client);
     client.on('ready', () => this.onReady());
     // Whatever the server said about itself is stale once the connection drops: it may come
-    // back as a restarted server. Until the next INFO answers, it reads as just started (age 0),
-    // so a node that reconnects after a restart never votes on its old uptime.
-    client.on('close', () => this.forgetUptime());
+    // back as a restarted server (an RDB restore even brings back its old stamp). Until the next
+    // INFO answers, it has no identity, so it votes on nothing it said before the drop.
+    client.on('close', () => this.forgetServer());
     this.watchHealth();
     if (client.status === 'ready') this.onReady();
   }
@@ -160,7 +169,7 @@ export class IoredisNode implements RedisNode {
     if (fenceKeys === undefined)
       return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
     return fencedAcquireReply(
-      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl),
+      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl, keys.length),
     );
   }
 
@@ -217,8 +226,32 @@ export class IoredisNode implements RedisNode {
       value,
       String(token),
       keepMs,
+      keys.length,
     );
     return reply === 1;
+  }
+
+  async recordHorizon(key: string, windowMs: number): Promise<void> {
+    await this.run(HORIZON_SCRIPT, [key], Math.ceil(windowMs));
+  }
+
+  async readStanding(keys: StandingKeys): Promise<NodeStanding> {
+    return standingReply(await this.run(STANDING_SCRIPT, [keys.stamp, keys.horizon, keys.floor]));
+  }
+
+  async admit(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<void> {
+    await this.run(ADMIT_SCRIPT, [keys.stamp, keys.floor], runId, String(floor), keepMs);
+  }
+
+  get identityError(): 'failed' | 'refused' | undefined {
+    return this.infoError;
+  }
+
+  /** Reads INFO again (after a failed read); the membership retries it while the node is out. */
+  identify(): Promise<void> {
+    if (this.client.status !== 'ready') return Promise.resolve();
+    this.readInfo();
+    return this.identifying ?? Promise.resolve();
   }
 
   async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
@@ -409,8 +442,9 @@ export class IoredisNode implements RedisNode {
   }
 
   /** Reads as just started, as of now, until the next INFO answers. */
-  private forgetUptime(): void {
-    this.info = asJustStarted(this.info, this.clock.now());
+  private forgetServer(): void {
+    this.info = undefined;
+    this.infoError = undefined;
   }
 
   /**
@@ -420,25 +454,39 @@ export class IoredisNode implements RedisNode {
    * allow INFO (managed Redis, ACLs) simply has no identity.
    */
   private onReady(): void {
-    // Read as just started until this connection's INFO answers (see the constructor).
-    this.forgetUptime();
+    // Unknown until this connection's INFO answers (see the constructor).
+    this.forgetServer();
     for (const script of LOCK_SCRIPTS) {
       this.client.script('LOAD', script.source).catch(() => undefined);
     }
+    this.readInfo();
+  }
+
+  /**
+   * Learns who the server is. A refusal (ACLs: NOPERM) is said once; any other failure (a
+   * timeout on a busy server) leaves the identity unknown and retryable: the lock manager does
+   * not count the node until a read succeeds, since a node whose INFO could not be read may be
+   * one that restarted without its data.
+   */
+  private readInfo(): void {
+    this.infoError = undefined;
     this.identifying = Promise.all([this.client.info('server'), this.isDurable()]).then(
       ([text, durable]) => {
         // Dated when the reply arrived: the server was at least this old when it answered, so
         // counting from here keeps the age a lower bound (counting from the send would add the
         // round trip to it).
         this.info = parseServerInfo(text, durable, this.clock.now());
+        if (this.info === undefined) this.infoError = 'refused';
       },
       (error: unknown) => {
         this.info = undefined;
-        if (this.infoRefusalSaid) return;
+        const refused = isNoPermission(error);
+        this.infoError = refused ? 'refused' : 'failed';
+        if (!refused || this.infoRefusalSaid) return;
         this.infoRefusalSaid = true;
         this.logger.warn(
           `Redis node ${this.name} does not allow INFO (${error instanceof Error ? error.message : String(error)}): ` +
-            'a server listed twice under two names, or restarted without its data, cannot be detected on it',
+            'it counts toward no quorum unless the lock manager is told to trust unidentified nodes',
         );
       },
     );

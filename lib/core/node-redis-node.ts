@@ -1,6 +1,9 @@
 import {
   ACQUIRE_FENCED_SCRIPT,
   ACQUIRE_SCRIPT,
+  ADMIT_SCRIPT,
+  HORIZON_SCRIPT,
+  STANDING_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LOCK_SCRIPTS,
@@ -13,11 +16,20 @@ import {
   type AcquireReply,
   type KeyState,
   type NodeHealth,
+  type NodeStanding,
   type RedisNode,
   type ServerInfo,
+  type StandingKeys,
 } from './node';
-import { acquireReply, fencedAcquireReply, isNoScript, isWrongType } from './script-replies';
-import { asJustStarted, fsyncsEveryWrite, parseServerInfo } from './server-info';
+import {
+  acquireReply,
+  fencedAcquireReply,
+  isNoPermission,
+  isNoScript,
+  isWrongType,
+  standingReply,
+} from './script-replies';
+import { fsyncsEveryWrite, parseServerInfo } from './server-info';
 
 /**
  * What this adapter needs of a node-redis (`redis` v5) client: its raw command interface and
@@ -88,6 +100,7 @@ export function nodeRedisName(client: NodeRedisClient): string {
 export class NodeRedisNode implements RedisNode {
   readonly name: string;
   private info: ServerInfo | undefined;
+  private infoError?: 'failed' | 'refused';
   /** The INFO read of the latest ready, settled (never rejects). */
   private identifying: Promise<void> | undefined;
   private readonly healthListeners: ((state: NodeHealth) => void)[] = [];
@@ -136,7 +149,7 @@ export class NodeRedisNode implements RedisNode {
     if (fenceKeys === undefined)
       return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
     return fencedAcquireReply(
-      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl),
+      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl, keys.length),
     );
   }
 
@@ -147,8 +160,38 @@ export class NodeRedisNode implements RedisNode {
     token: number,
     keepMs: number,
   ): Promise<boolean> {
-    const reply = await this.run(FENCE_SCRIPT, [...keys, ...fenceKeys], value, token, keepMs);
+    const reply = await this.run(
+      FENCE_SCRIPT,
+      [...keys, ...fenceKeys],
+      value,
+      token,
+      keepMs,
+      keys.length,
+    );
     return Number(reply) === 1;
+  }
+
+  async recordHorizon(key: string, windowMs: number): Promise<void> {
+    await this.run(HORIZON_SCRIPT, [key], Math.ceil(windowMs));
+  }
+
+  async readStanding(keys: StandingKeys): Promise<NodeStanding> {
+    return standingReply(await this.run(STANDING_SCRIPT, [keys.stamp, keys.horizon, keys.floor]));
+  }
+
+  async admit(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<void> {
+    await this.run(ADMIT_SCRIPT, [keys.stamp, keys.floor], runId, String(floor), keepMs);
+  }
+
+  get identityError(): 'failed' | 'refused' | undefined {
+    return this.infoError;
+  }
+
+  /** Reads INFO again (after a failed read). */
+  identify(): Promise<void> {
+    if (!this.client.isReady) return Promise.resolve();
+    this.readInfo();
+    return this.identifying ?? Promise.resolve();
   }
 
   async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
@@ -202,22 +245,11 @@ export class NodeRedisNode implements RedisNode {
    * simply has no identity (as with the ioredis adapter).
    */
   private onReady(): void {
-    this.forgetUptime();
+    this.forgetServer();
     for (const script of LOCK_SCRIPTS) {
       this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(() => undefined);
     }
-    this.identifying = Promise.all([
-      this.client.sendCommand(['INFO', 'server']),
-      this.isDurable(),
-    ]).then(
-      ([text, durable]) => {
-        // Dated when the reply arrived (a lower bound; the send would add the round trip).
-        this.info = parseServerInfo(String(text), durable, this.clock.now());
-      },
-      () => {
-        this.info = undefined;
-      },
-    );
+    this.readInfo();
     if (this.down) {
       this.down = false;
       this.report('up');
@@ -225,16 +257,36 @@ export class NodeRedisNode implements RedisNode {
   }
 
   private onLost(): void {
-    this.forgetUptime();
+    this.forgetServer();
     if (!this.down) {
       this.down = true;
       this.report('down');
     }
   }
 
-  /** Reads as just started, as of now, until the next INFO answers. */
-  private forgetUptime(): void {
-    this.info = asJustStarted(this.info, this.clock.now());
+  /** No identity until the next INFO answers: it may be a restarted server. */
+  private forgetServer(): void {
+    this.info = undefined;
+    this.infoError = undefined;
+  }
+
+  /** Learns who the server is; a failure other than an ACL refusal is retryable (`failed`). */
+  private readInfo(): void {
+    this.infoError = undefined;
+    this.identifying = Promise.all([
+      this.client.sendCommand(['INFO', 'server']),
+      this.isDurable(),
+    ]).then(
+      ([text, durable]) => {
+        // Dated when the reply arrived (a lower bound; the send would add the round trip).
+        this.info = parseServerInfo(String(text), durable, this.clock.now());
+        if (this.info === undefined) this.infoError = 'refused';
+      },
+      (error: unknown) => {
+        this.info = undefined;
+        this.infoError = isNoPermission(error) ? 'refused' : 'failed';
+      },
+    );
   }
 
   /** `appendonly yes` + `appendfsync always`; false when CONFIG is not allowed. */

@@ -102,6 +102,34 @@ export interface RedisNode {
   readonly serverInfo?: ServerInfo;
 
   /**
+   * Why {@link serverInfo} is unknown: `failed` (the `INFO` read failed or timed out: try
+   * {@link identify} again) or `refused` (the server does not allow `INFO`, e.g. ACLs).
+   * `undefined` while the server is known or the read is still under way. Optional.
+   */
+  readonly identityError?: 'failed' | 'refused';
+
+  /**
+   * Reads `INFO server` again (after {@link identityError} `failed`); resolves when it has
+   * answered or failed. Never rejects. Optional.
+   */
+  identify?(): Promise<void>;
+
+  /**
+   * Membership (DESIGN §5.7): raises this node's lease horizon to its own time + `windowMs`
+   * (HORIZON_SCRIPT). Needed on every node while the quarantine is on.
+   */
+  recordHorizon?(key: string, windowMs: number): Promise<void>;
+
+  /** Membership: the node's stamp, time to its horizon and fence floor (STANDING_SCRIPT). */
+  readStanding?(keys: StandingKeys): Promise<NodeStanding>;
+
+  /**
+   * Membership: raises the node's fence floor to `floor` (kept `keepMs`), then stamps it with
+   * `runId` (ADMIT_SCRIPT).
+   */
+  admit?(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<void>;
+
+  /**
    * Registers a listener for the node's health transitions: `down` (connection lost), `up`
    * (back), `slow` (a command timed out on a live connection; at most once per interval).
    * Optional: the lock manager re-emits them as events.
@@ -116,6 +144,26 @@ export interface RedisNode {
 
   /** Closes the connection if this node owns it; leaves a caller-supplied client open. */
   close(): Promise<void>;
+}
+
+/** Where a node keeps its standing (one set per key prefix): see membership.ts. */
+export interface StandingKeys {
+  /** The `run_id` under which the node was last admitted. */
+  readonly stamp: string;
+  /** Until when (server ms) a lease granted on it may last. */
+  readonly horizon: string;
+  /** The highest fencing token it has seen. */
+  readonly floor: string;
+}
+
+/** A node's standing, as {@link RedisNode.readStanding} reads it. */
+export interface NodeStanding {
+  /** The `run_id` it was last admitted under, if any. */
+  readonly stamp: string | undefined;
+  /** Ms (on its own clock) until its lease horizon; ≤ 0 when none is left. */
+  readonly horizonLeftMs: number;
+  /** Its fence floor (0: none). */
+  readonly floor: number;
 }
 
 /** A health transition of a node. */

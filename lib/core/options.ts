@@ -70,15 +70,25 @@ export interface RedlockOptions {
    */
   fencing?: boolean;
   /**
-   * Client-enforced delayed restarts (DESIGN §5.7): a node that has been up for less than this
-   * does not count toward a quorum (it is still written to and released on), since it may have
-   * lost keys of locks still held. `true`: the longest lease this lock manager has handed out
-   * (its `ttl`, or a longer per-call one); a number: that many ms; `false`: off. Durable nodes
-   * (`appendonly yes` + `appendfsync always`) are exempt, and so is a fleet whose every node is
-   * that young (just started).
+   * Client-enforced delayed restarts (DESIGN §5.7): a node that may have lost keys of locks
+   * still held (restarted without its data) does not count toward a quorum (it is still written
+   * to and released on) until every lease any lock manager could have held on it has ended. The
+   * fleet remembers what that takes: each node records a lease horizon and is stamped with the
+   * `run_id` it was admitted under, so a lock manager started after a restart learns it from the
+   * node's peers (membership.ts). Durable nodes (`appendonly yes` + `appendfsync always`) are
+   * exempt. `true`: as long as the fleet's horizons say; a number: also until the restarted
+   * server has been up that many ms; `false`: off (every node votes; no horizons are recorded).
    * @default true
    */
   quarantine?: boolean | number;
+  /**
+   * Let a node whose server refuses `INFO` (ACLs, some managed services) count toward a quorum.
+   * Without its `run_id` a restart of it cannot be detected, so by default it does not vote;
+   * turn this on only for servers that keep their data across restarts. A node whose `INFO`
+   * read merely failed (a timeout) never votes until a read succeeds: it is retried.
+   * @default false
+   */
+  trustUnidentifiedNodes?: boolean;
   /**
    * Reentrancy (DESIGN §5.9): inside the async context of a held lock, a nested acquisition of
    * resources it holds proceeds at once, and only the outermost holder releases. Off: such a
@@ -147,6 +157,7 @@ export interface ResolvedRedlockOptions {
   maxResourceLength: number;
   fencing: boolean;
   quarantine: boolean | number;
+  trustUnidentifiedNodes: boolean;
   reentrant: boolean;
   notifications: boolean;
   telemetry: boolean | RedlockTelemetryOptions;
@@ -165,6 +176,7 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   maxResourceLength: 1024,
   fencing: false,
   quarantine: true,
+  trustUnidentifiedNodes: false,
   reentrant: false,
   notifications: true,
   telemetry: true,
@@ -228,13 +240,14 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
   assertBoolean('fencing', resolved.fencing);
   assertBoolean('reentrant', resolved.reentrant);
   assertBoolean('notifications', resolved.notifications);
+  assertBoolean('trustUnidentifiedNodes', resolved.trustUnidentifiedNodes);
   assertTelemetry(resolved.telemetry);
   const quarantine = resolved.quarantine;
   if (typeof quarantine !== 'boolean' && !isPositiveFinite(quarantine)) {
     throw new RedlockConfigError(
       'quarantine',
       quarantine,
-      'must be true (the longest lease), false (off) or a positive number of ms',
+      "must be true (as long as the fleet's lease horizons say), false (off) or a positive number of ms (also a minimum uptime)",
     );
   }
   return resolved;

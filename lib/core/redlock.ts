@@ -13,11 +13,11 @@ import {
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { ReentrantLock, RedlockLock, type Lock, type LockDriver, type SessionLock } from './lock';
 import { fenceKeysOf } from './fencing';
-import { votingNodes, type NodeAge } from './quarantine';
+import { Membership, nodesWithoutMembership } from './membership';
 import { LockSession, type LockScope } from './lock-session';
 import { consoleLogger, type RedlockLogger } from './logger';
 import type { RedlockEvents } from './events';
-import { isRedisNode, type RedisNode, type ServerInfo } from './node';
+import { isRedisNode, type RedisNode } from './node';
 import { assertUsableNodeSpec } from './ioredis-client';
 import { NodeRedisNode, isNodeRedisClient, type NodeRedisClient } from './node-redis-node';
 import { describeNodeSpec, nodeSpecName } from './node-spec';
@@ -90,14 +90,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly driver: LockDriver;
   private readonly scope = new AsyncLocalStorage<LockScope>();
   private readonly held = new Set<RedlockLock>();
-  /** Per node: its latest server info and when we first saw that reading (quarantine ages). */
-  private readonly seen: ({ info: ServerInfo; at: number } | undefined)[] = [];
-  /** Per node: the first `run_id` this client saw (a later, different one is a witnessed restart). */
-  private readonly firstRunIds: (string | undefined)[] = [];
-  /** The longest lease handed out so far: the default quarantine. */
-  private longestLease: number;
-  /** Per node: whether it was quarantined at the last look (to report transitions). */
-  private readonly quarantined: boolean[];
+  /** What this lock manager knows of its nodes: identities, restarts, lease horizons (DESIGN §5.7). */
+  private readonly membership: Membership;
   /** Release notifications, unless turned off. */
   private readonly notifier?: ReleaseNotifier;
   /** OpenTelemetry, once `@opentelemetry/api` is loaded; unset without it or with `telemetry: false`. */
@@ -142,7 +136,41 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     // A RedisNode passed in is used as it is: it may be shared with other lock managers.
     this.builtNodes = this.nodes.filter((node, i) => node !== nodes[i]);
     this.quorum = quorumOf(this.nodes.length);
-    this.quarantined = this.nodes.map(() => false);
+    this.membership = new Membership(
+      this.nodes,
+      this.clock,
+      {
+        quarantine: this.options.quarantine,
+        trustUnidentifiedNodes: this.options.trustUnidentifiedNodes,
+        driftFactor: this.options.driftFactor,
+        nodeTimeout: this.options.nodeTimeout,
+        keyPrefix: this.options.keyPrefix,
+        ttl: this.options.ttl,
+      },
+      this.logger,
+      {
+        quarantined: (node, remainingMs) => {
+          this.logger.warn(
+            `Redis node ${node} may have lost keys of locks still held (restarted without its data): it does not count toward a quorum for ${Math.ceil(remainingMs)} ms`,
+          );
+          this.emit('nodeQuarantined', { node, remainingMs });
+        },
+        rejoined: (node) => {
+          this.logger.log(`Redis node ${node} counts toward a quorum again`);
+          this.emit('nodeRejoined', { node });
+        },
+      },
+    );
+    if (this.membership.enabled) {
+      const unable = nodesWithoutMembership(this.nodes)[0];
+      if (unable !== undefined) {
+        throw new RedlockConfigError(
+          'quarantine',
+          this.options.quarantine,
+          `needs nodes that can record lease horizons and stamps; ${unable.name} cannot (pass quarantine: false to use it without restart detection)`,
+        );
+      }
+    }
     for (const node of this.nodes) {
       node.onHealth?.((state) => {
         const event = { node: node.name };
@@ -152,7 +180,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (state !== 'up') this.telemetry?.nodeError(node.name, state);
       });
     }
-    this.longestLease = this.options.ttl;
     this.notifier = this.options.notifications ? new ReleaseNotifier(this.nodes) : undefined;
     if (this.options.fencing) this.assertCanFence();
     this.round = {
@@ -161,7 +188,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       nodeTimeout: this.options.nodeTimeout,
       driftFactor: this.options.driftFactor,
       clock: this.clock,
-      voters: () => this.voters(),
+      voters: (ttl) => this.membership.voters(ttl),
       // Every release is announced, also with notifications off here: other lock managers of
       // the same resources may rely on it (their waiters stop polling while they listen), and
       // a PUBLISH nobody listens to costs the server well under a microsecond.
@@ -230,9 +257,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   async ready(signal?: AbortSignal): Promise<void> {
     const waiting = Promise.all(this.nodes.map((n) => n.whenReady(CONNECT_WAIT_MS)));
     await (signal ? raceAbort(waiting, signal) : waiting);
-    // A first look at the nodes' standing now, right after their INFO was read (for an adapter
-    // that does not date its readings, an age counts from this first look).
-    this.voters();
+    // A first decision on every node's standing (admitted, or quarantined after a restart), so
+    // that the first lock is not refused only because the checks were still under way.
+    const settling = this.membership.settle(CONNECT_WAIT_MS);
+    await (signal ? raceAbort(settling, signal) : settling);
     const duplicates = duplicateServers(this.nodes);
     if (duplicates.length > 0) {
       const [first, second] = duplicates[0];
@@ -343,6 +371,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    * taken and released — with each node's state and latency. For health checks.
    */
   async health(): Promise<RedlockHealth> {
+    // A node whose standing is still being checked (just reconnected) is reported as decided.
+    await this.membership.settle(this.options.nodeTimeout * 2);
     const started = this.nodes.map(() => 0);
     const replies = await fanOut(
       this.nodes,
@@ -360,7 +390,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         reply.kind === 'error' ? errorText(reply.error) : 'no answer within nodeTimeout';
       return { node, up: false, error };
     });
-    const voters = this.voters();
+    const voters = this.membership.voters();
     const up = nodes.filter((n, i) => n.up && voters[i]).length >= this.quorum;
     return { up, quorum: this.quorum, nodes };
   }
@@ -401,6 +431,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.drain();
+      this.membership.close();
       this.telemetry?.close();
       await Promise.all(
         [...this.held].map((lock) => {
@@ -477,8 +508,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   ): Promise<RedlockLock> {
     if (this.draining.signal.aborted) throw shuttingDown(names, 0);
     if (settings.fencing) this.assertCanFence();
-    // The quarantine must outlast the longest lease any lock of ours may still have.
-    if (settings.ttl > this.longestLease) this.longestLease = settings.ttl;
     if (this.connecting) {
       try {
         await raceAbort(this.connecting, signal, this.draining.signal);
@@ -490,7 +519,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     }
     const prefix = this.options.keyPrefix;
     const keys = prefix === '' ? names : names.map((name) => prefix + name);
-    const fenceKeys = settings.fencing ? fenceKeysOf(keys) : undefined;
+    // The node's fence floor too: it carries the highest token across a restart (DESIGN §5.6).
+    const fenceKeys = settings.fencing
+      ? [...fenceKeysOf(keys), this.membership.keys.floor]
+      : undefined;
     const startedAt = this.clock.now();
     const giveUpAt = startedAt + (waitOverride ?? settings.wait);
     // Release notifications: registered on the first sleep, dropped however the call ends.
@@ -524,6 +556,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       // Read before the round is sent: only a subscription confirmed before it vouches that a
       // release after the round will be announced.
       const listening = waiting.handle?.listening() ?? false;
+      // No node's vote counts for a lease its recorded horizon does not cover (DESIGN §5.7).
+      const covering = this.membership.cover(settings.ttl);
+      if (covering !== undefined) await covering;
       const result = await acquireRound(this.round, keys, value, settings.ttl, signal, fenceKeys);
       waiting.handle?.attempted();
       if (trace !== undefined) {
@@ -674,6 +709,9 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     ttl: number,
   ): Promise<{ deadline: number } | { lost: boolean }> {
     assertLockTtl(ttl, this.options.nodeTimeout);
+    // A longer lease needs a horizon that covers it before any node's "yes" counts.
+    const covering = this.membership.cover(ttl);
+    if (covering !== undefined) await covering;
     const telemetry = this.telemetry;
     const span = telemetry?.startRound('redlock.extend', lock.resources);
     const result = await (telemetry === undefined || span === undefined
@@ -696,74 +734,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     let down = 0;
     for (const node of this.nodes) if (node.isDown === true) down++;
     return down;
-  }
-
-  /**
-   * Which nodes may vote now: not one that reports the run_id of an earlier node (one server
-   * twice), nor one quarantined after a restart (DESIGN §5.7). Read once per round; a change
-   * of a node's standing is reported as an event.
-   */
-  private voters(): boolean[] {
-    const voting = this.nodes.map((node, index) => {
-      const runId = node.serverInfo?.runId;
-      if (runId === undefined) return true;
-      for (let i = 0; i < index; i++) if (this.nodes[i].serverInfo?.runId === runId) return false;
-      return true;
-    });
-    const quarantine = this.options.quarantine;
-    if (quarantine === false) return voting;
-    const length = quarantine === true ? this.longestLease : quarantine;
-    const ages = this.ages();
-    const admitted = votingNodes(ages, length);
-    for (let i = 0; i < voting.length; i++) {
-      const quarantined = !admitted[i];
-      if (quarantined !== this.quarantined[i]) {
-        this.quarantined[i] = quarantined;
-        const node = this.nodes[i].name;
-        if (quarantined) {
-          const remainingMs = Math.max(0, length - (ages[i].ageMs ?? 0));
-          this.logger.warn(
-            `Redis node ${node} restarted less than ${length} ms ago: it does not count toward a quorum for ${Math.ceil(remainingMs)} ms more`,
-          );
-          this.emit('nodeQuarantined', { node, remainingMs });
-        } else {
-          this.logger.log(`Redis node ${node} counts toward a quorum again`);
-          this.emit('nodeRejoined', { node });
-        }
-      }
-      if (quarantined) voting[i] = false;
-    }
-    return voting;
-  }
-
-  /** How long each node's server has been up, from its latest INFO and our clock since. */
-  private ages(): NodeAge[] {
-    const now = this.clock.now();
-    return this.nodes.map((node, i) => {
-      const info = node.serverInfo;
-      if (info === undefined) return { ageMs: undefined, durable: false };
-      // The age counts from when the server was asked. Counting from when we first looked
-      // would make every node that reconnected while this client was idle look just started,
-      // and a fleet that looks all young waives the quarantine — letting in the one node that
-      // really did just lose a held key (test/unit/quarantine-idle.spec.ts). Only an adapter
-      // that cannot date its reading falls back to our first look.
-      let readAt = info.readAt;
-      if (readAt === undefined) {
-        let seen = this.seen[i];
-        if (seen === undefined || seen.info !== info) seen = this.seen[i] = { info, at: now };
-        readAt = seen.at;
-      }
-      // `uptime_in_seconds` is a difference of whole seconds (Redis's cached clock minus its
-      // start time), so the true age lies in (u - 1 s, u + 1 s): a server started at x.999 s
-      // says 1 at x+1.000 s. The lower bound decides, so a node is never admitted early.
-      const since = now - readAt;
-      this.firstRunIds[i] ??= info.runId;
-      return {
-        ageMs: Math.max(0, info.uptimeSeconds - 1) * 1_000 + since,
-        durable: info.durable,
-        restartSeen: info.runId !== this.firstRunIds[i],
-      };
-    });
   }
 
   private reportLost(lock: Lock, error: LockLostError): void {

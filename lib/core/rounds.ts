@@ -22,7 +22,7 @@ export interface RoundContext {
    * vote of one server, or one restarted too recently (quarantine). Such a node is still
    * written to and released on, like any node.
    */
-  readonly voters: () => readonly boolean[];
+  readonly voters: (ttl?: number) => readonly boolean[];
 }
 
 /** The outcome of one acquisition attempt. */
@@ -88,7 +88,7 @@ export async function acquireRound(
   const { nodes, quorum, clock } = ctx;
   const count = nodes.length;
   const start = clock.now();
-  const voters = ctx.voters();
+  const voters = ctx.voters(ttl);
   let yes = 0;
   let no = 0;
   const replies = await fanOut(
@@ -192,7 +192,7 @@ export async function extendRound(
   const { nodes, quorum, clock } = ctx;
   const count = nodes.length;
   const start = clock.now();
-  const voters = ctx.voters();
+  const voters = ctx.voters(ttl);
   let yes = 0;
   let no = 0;
   let notOurs = 0;

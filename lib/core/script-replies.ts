@@ -1,4 +1,4 @@
-import type { AcquireReply } from './node';
+import type { AcquireReply, NodeStanding } from './node';
 
 /**
  * What the lock scripts (scripts.ts) answer, read into the node port's terms, and how Redis
@@ -31,4 +31,19 @@ export function isNoScript(error: unknown): boolean {
 /** Redis's answer when a lock key holds a value that is not a string. */
 export function isWrongType(error: unknown): boolean {
   return error instanceof Error && error.message.includes('WRONGTYPE');
+}
+
+/** STANDING_SCRIPT's reply: `{stamp or '', ms to the horizon, floor}`. */
+export function standingReply(reply: unknown): NodeStanding {
+  const [stamp, left, floor] = reply as [string, string | number, string | number];
+  return {
+    stamp: stamp === '' || stamp === null ? undefined : String(stamp),
+    horizonLeftMs: Number(left),
+    floor: Number(floor),
+  };
+}
+
+/** Redis's answer to a command the connection's ACL user may not run (`NOPERM`). */
+export function isNoPermission(error: unknown): boolean {
+  return error instanceof Error && /NOPERM/.test(error.message);
 }

@@ -55,6 +55,11 @@ return {1}
  * Compare-and-PEXPIRE, all-or-nothing: extends only if every key still holds our value.
  * A key that expired or was taken over is not re-created: if we no longer hold a node we
  * must not claim it back behind another owner's quorum. Returns 1 or 0.
+ *
+ * Never shortens a lease: an extension to a ttl shorter than what is left (an auto-extension
+ * after `extend(30_000)`) that reaches only some nodes would otherwise leave those nodes
+ * expiring before the validity the holder still relies on, and a second holder could take them
+ * (the simulation found it once leases could be lengthened).
  */
 export const EXTEND_SCRIPT = script(
   'extend',
@@ -64,8 +69,11 @@ for i = 1, #KEYS do
     return 0
   end
 end
+local ttl = tonumber(ARGV[2])
 for i = 1, #KEYS do
-  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  if redis.call('PTTL', KEYS[i]) < ttl then
+    redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  end
 end
 return 1
 `,
@@ -101,17 +109,20 @@ return released
 
 /**
  * Acquire with fencing, phase 1 (DESIGN §5.6). KEYS: the lock's keys, then their fence counter
- * keys in the same order. ARGV[1]: owner value, ARGV[2]: ttl in ms.
+ * keys, then the node's fence floor (one per key prefix). ARGV[1]: owner value, ARGV[2]: ttl in
+ * ms, ARGV[3]: how many of KEYS are lock keys.
  *
- * As {@link ACQUIRE_SCRIPT}, and on success also returns F = max(every counter, this server's
- * TIME in µs), as a decimal string (Lua numbers are doubles: `tostring` would print 1.7e+15).
- * Seeding from the server's time keeps tokens increasing even after a node lost its counters
- * in a restart, as long as its clock does not step back past the last token.
+ * As {@link ACQUIRE_SCRIPT}, and on success also returns F = max(every counter, the floor, this
+ * server's TIME in µs), as a decimal string (Lua numbers are doubles: `tostring` would print
+ * 1.7e+15). The floor is what keeps tokens increasing across a restart that lost the counters:
+ * a node is admitted back only once it has been raised to the fleet's highest floor (see
+ * membership.ts). The server's time only ever raises F; monotonicity never rests on it, since
+ * node clocks differ.
  */
 export const ACQUIRE_FENCED_SCRIPT = script(
   'acquire-fenced',
   `
-local n = #KEYS / 2
+local n = tonumber(ARGV[3])
 for i = 1, n do
   if redis.call('GET', KEYS[i]) then
     return {0, redis.call('PTTL', KEYS[i])}
@@ -131,19 +142,21 @@ return {1, string.format('%.0f', f)}
 );
 
 /**
- * Fencing phase 2 (DESIGN §5.6). KEYS: the lock's keys, then their fence counter keys. ARGV[1]:
- * owner value, ARGV[2]: the token T (decimal string), ARGV[3]: how long a counter is kept (ms).
+ * Fencing phase 2 (DESIGN §5.6). KEYS: the lock's keys, then their fence counter keys, then the
+ * node's fence floor. ARGV[1]: owner value, ARGV[2]: the token T (decimal string), ARGV[3]: how
+ * long a counter is kept (ms), ARGV[4]: how many of KEYS are lock keys.
  *
  * Only while every lock key still holds our value (a holder paused past its expiry gets no
- * token): counter = max(counter, T). Any later holder's quorum meets this one in a node where
- * this write happened while our key existed, and its phase 1 there runs after our key is gone,
- * so it reads ≥ T. Counters expire after ARGV[3] of disuse: by then the server's TIME, which
- * seeds phase 1, is far past any token they held. Returns 1 or 0.
+ * token): counter = max(counter, T), for every counter and the floor. Any later holder's quorum
+ * meets this one in a node where this write happened while our key existed, and its phase 1
+ * there runs after our key is gone, so it reads ≥ T. Counters expire after ARGV[3] of disuse:
+ * by then the server's TIME, which also seeds phase 1, is far past any token they held.
+ * Returns 1 or 0.
  */
 export const FENCE_SCRIPT = script(
   'fence',
   `
-local n = #KEYS / 2
+local n = tonumber(ARGV[4])
 for i = 1, n do
   if redis.call('GET', KEYS[i]) ~= ARGV[1] then
     return 0
@@ -162,6 +175,71 @@ return 1
 `,
 );
 
+/**
+ * Records a lease horizon (DESIGN §5.7). KEYS[1]: the node's horizon key (one per key prefix).
+ * ARGV[1]: a window in ms.
+ *
+ * Raises the horizon to (this server's time in ms + window) and lets the key expire then: the
+ * node's own record that no lease granted on it since lasts longer. Lock managers record a
+ * horizon before any lease they count this node's vote for could outlast the last one, so the
+ * horizon is the fleet's memory of how long a node that lost its keys must wait out: a client
+ * that started after the restart learns it from the node's peers, not from its own past.
+ * Returns 1.
+ */
+export const HORIZON_SCRIPT = script(
+  'horizon',
+  `
+local time = redis.call('TIME')
+local h = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) + tonumber(ARGV[1])
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if h > current then
+  redis.call('SET', KEYS[1], string.format('%.0f', h), 'PX', ARGV[1])
+end
+return 1
+`,
+);
+
+/**
+ * Reads a node's standing (DESIGN §5.7). KEYS: the node's stamp, horizon and fence floor keys.
+ *
+ * Returns {stamp or '', ms until the horizon (≤ 0: none), floor or '0'}: the `run_id` under
+ * which a lock manager last admitted this node, how long a lease recorded here may still last
+ * (measured on this server's own clock, so node clocks never need to agree), and the highest
+ * fencing token this node has seen.
+ */
+export const STANDING_SCRIPT = script(
+  'standing',
+  `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local h = tonumber(redis.call('GET', KEYS[2]) or '0')
+local left = 0
+if h > 0 then left = h - now end
+return {redis.call('GET', KEYS[1]) or '', string.format('%.0f', left), redis.call('GET', KEYS[3]) or '0'}
+`,
+);
+
+/**
+ * Admits a node (DESIGN §5.7). KEYS: the node's stamp and fence floor keys. ARGV[1]: the node's
+ * `run_id`, ARGV[2]: the fleet's highest fence floor (decimal string), ARGV[3]: how long a fence
+ * counter is kept (ms).
+ *
+ * Raises the floor first, then stamps the node with its run_id: a node that lost its counters
+ * never issues a token below one already issued, and every lock manager that reads this stamp
+ * (also one started later) lets the node vote at once. A stamp written to a later incarnation of
+ * the server names an older run_id, so it admits nothing. Returns 1.
+ */
+export const ADMIT_SCRIPT = script(
+  'admit',
+  `
+local f = tonumber(ARGV[2])
+local c = tonumber(redis.call('GET', KEYS[2]) or '0')
+if f > c then redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3]) end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`,
+);
+
 /** Every script, for SCRIPT LOAD when a connection becomes ready. */
 export const LOCK_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
@@ -169,4 +247,7 @@ export const LOCK_SCRIPTS: readonly LuaScript[] = [
   RELEASE_SCRIPT,
   ACQUIRE_FENCED_SCRIPT,
   FENCE_SCRIPT,
+  HORIZON_SCRIPT,
+  STANDING_SCRIPT,
+  ADMIT_SCRIPT,
 ];

@@ -36,15 +36,6 @@ export function duplicateServers(
 }
 
 /**
- * What a node knows of its server once the connection dropped: the same server identity, read
- * as just started as of `now` until the next INFO answers — it may come back as a restarted
- * server, and must never vote on its old uptime meanwhile.
- */
-export function asJustStarted(info: ServerInfo | undefined, now: number): ServerInfo | undefined {
-  return info === undefined ? undefined : { ...info, uptimeSeconds: 0, readAt: now };
-}
-
-/**
  * Whether a `CONFIG GET append*` reply (a flat name/value list) says the server fsyncs every
  * write before answering: `appendonly yes` and `appendfsync always`. Such a server keeps its
  * keys across a crash, so its restarts need no quarantine.

@@ -1,4 +1,4 @@
-import type { AcquireReply, KeyState, RedisNode } from 'nestjs-redlock';
+import type { AcquireReply, KeyState, NodeStanding, RedisNode, ServerInfo } from 'nestjs-redlock';
 
 interface Entry {
   value: string;
@@ -18,9 +18,23 @@ export class InMemoryRedisNode implements RedisNode {
   private readonly keys = new Map<string, Entry>();
   private readonly fences = new Map<string, number>();
 
+  /**
+   * One process's memory, never restarted under a lock: it reads as a durable server, so the
+   * lock manager's restart detection (DESIGN §5.7) admits it at once.
+   */
+  readonly serverInfo: ServerInfo;
+
   constructor(name = 'in-memory') {
     this.name = name;
+    this.serverInfo = { runId: `${name}#${Date.now()}`, uptimeSeconds: 0, durable: true };
   }
+
+  // Restart detection's operations: nothing to remember in one process.
+  async recordHorizon(): Promise<void> {}
+  async readStanding(): Promise<NodeStanding> {
+    return { stamp: undefined, horizonLeftMs: 0, floor: 0 };
+  }
+  async admit(): Promise<void> {}
 
   async acquire(
     keys: readonly string[],
@@ -60,7 +74,11 @@ export class InMemoryRedisNode implements RedisNode {
   async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
     const now = performance.now();
     if (!keys.every((key) => this.live(key, now)?.value === value)) return false;
-    for (const key of keys) this.keys.set(key, { value, expiresAt: now + ttl });
+    // As the script: an extension never shortens a lease.
+    for (const key of keys) {
+      const entry = this.keys.get(key)!;
+      entry.expiresAt = Math.max(entry.expiresAt, now + ttl);
+    }
     return true;
   }
 

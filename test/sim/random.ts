@@ -35,6 +35,16 @@ export class SeededRandom {
     return this.next() < p;
   }
 
+  /** A copy of `items` in a seeded random order (Fisher-Yates). */
+  shuffle<T>(items: readonly T[]): T[] {
+    const copy = [...items];
+    for (let i = copy.length - 1; i > 0; i--) {
+      const j = this.int(0, i);
+      [copy[i], copy[j]] = [copy[j], copy[i]];
+    }
+    return copy;
+  }
+
   /** One element of `items`. */
   pick<T>(items: readonly T[]): T {
     return items[Math.floor(this.next() * items.length)];

@@ -1,8 +1,22 @@
 import type { AcquireReply, RedisNode, ServerInfo } from '../../lib';
+
+/** Where a node keeps its standing (lib/core/node.ts StandingKeys, repeated structurally). */
+interface StandingKeys {
+  readonly stamp: string;
+  readonly horizon: string;
+  readonly floor: string;
+}
+
+/** A node's standing (lib/core/node.ts NodeStanding, repeated structurally). */
+interface NodeStanding {
+  readonly stamp: string | undefined;
+  readonly horizonLeftMs: number;
+  readonly floor: number;
+}
 import type { VirtualClock } from './virtual-clock';
 
 /** The operations of the node port. */
-export type SimOp = 'acquire' | 'extend' | 'release' | 'fence';
+export type SimOp = 'acquire' | 'extend' | 'release' | 'fence' | 'horizon' | 'standing' | 'admit';
 
 /** What happens to one command on its way to the node and back. */
 export interface SimFault {
@@ -57,12 +71,40 @@ export class SimNode implements RedisNode {
   private deferred: (() => void)[] = [];
   /** Decides the fate of each command; none = applied and answered at once. */
   fault?: (op: SimOp, keys: readonly string[], value: string) => SimFault | undefined;
+  /**
+   * Whether `fault` also decides the membership's commands (horizon, standing, admit). Off by
+   * default: tests of the lock path fault its commands only; the simulation turns it on.
+   */
+  membershipFaults = false;
   isDown = false;
   serverInfo?: ServerInfo;
+  /** Why `serverInfo` is unknown (an INFO read that failed, or one the server refuses). */
+  identityError?: 'failed' | 'refused';
+  /**
+   * What the next `identify()` learns: the server info to set, or an error kind. Unset: the
+   * identity becomes `identifyAs` (by default the info the node had before the failure).
+   */
+  identifyAs?: ServerInfo;
+  /** How many more `identify()` calls fail (a busy server timing INFO out). */
+  identifyFailures = 0;
+  /** This server's clock minus the virtual clock (ms): node clocks differ (DESIGN §5.6). */
+  clockOffsetMs = 0;
   /** Commands applied, by operation. */
-  readonly applied = { acquire: 0, extend: 0, release: 0, fence: 0 };
-  /** Fence counters (they do not expire here). */
+  readonly applied = {
+    acquire: 0,
+    extend: 0,
+    release: 0,
+    fence: 0,
+    horizon: 0,
+    standing: 0,
+    admit: 0,
+  };
+  /** Fence counters and floors (they do not expire here). */
   readonly counters = new Map<string, number>();
+  /** Lease horizons (server ms), by key. */
+  readonly meta = new Map<string, number>();
+  /** Admission stamps (run_ids), by key. */
+  readonly stamps = new Map<string, string>();
 
   /**
    * The server process's generation: a restart ends it, and a command sent to the old process
@@ -74,7 +116,10 @@ export class SimNode implements RedisNode {
     readonly name: string,
     protected readonly clock: VirtualClock,
     private readonly options: SimNodeOptions = {},
-  ) {}
+  ) {
+    // A server that has been up a day, without persistence, until a test says otherwise.
+    this.serverInfo = { runId: `${name}#0`, uptimeSeconds: 86_400, durable: false };
+  }
 
   /**
    * The server process dies: commands not yet applied are lost (their callers see a connection
@@ -107,6 +152,13 @@ export class SimNode implements RedisNode {
   wipe(): void {
     this.store.clear();
     this.counters.clear();
+    this.meta.clear();
+    this.stamps.clear();
+  }
+
+  /** This server's own clock (ms): the virtual clock plus its offset. */
+  serverNow(): number {
+    return this.clock.now() + this.clockOffsetMs;
   }
 
   acquire(
@@ -124,8 +176,8 @@ export class SimNode implements RedisNode {
       }
       for (const key of keys) this.store.set(key, { value, expiresAt: this.clock.now() + ttl });
       if (fenceKeys === undefined) return { acquired: true };
-      // The server's TIME in µs: the virtual clock, as a node's own clock.
-      let fence = Math.floor(this.clock.now() * 1_000);
+      // The server's TIME in µs: its own clock.
+      let fence = Math.floor(this.serverNow() * 1_000);
       for (const key of fenceKeys) fence = Math.max(fence, this.counters.get(key) ?? 0);
       return { acquired: true, fence };
     });
@@ -149,7 +201,11 @@ export class SimNode implements RedisNode {
   extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
     return this.command('extend', keys, value, () => {
       if (!keys.every((key) => this.live(key)?.value === value)) return false;
-      for (const key of keys) this.store.set(key, { value, expiresAt: this.clock.now() + ttl });
+      // As EXTEND_SCRIPT: never shortens a lease.
+      for (const key of keys) {
+        const entry = this.live(key)!;
+        entry.expiresAt = Math.max(entry.expiresAt, this.clock.now() + ttl);
+      }
       return true;
     });
   }
@@ -165,6 +221,48 @@ export class SimNode implements RedisNode {
       }
       return released;
     });
+  }
+
+  /** HORIZON_SCRIPT: raises the horizon to the server's time + window. */
+  recordHorizon(key: string, windowMs: number): Promise<void> {
+    return this.command('horizon', [key], '', () => {
+      const horizon = Math.floor(this.serverNow()) + Math.ceil(windowMs);
+      if (horizon > (this.meta.get(key) ?? 0)) this.meta.set(key, horizon);
+    });
+  }
+
+  /** STANDING_SCRIPT: the stamp, ms to the horizon (on this server's clock), the fence floor. */
+  readStanding(keys: StandingKeys): Promise<NodeStanding> {
+    return this.command('standing', [keys.stamp], '', () => {
+      const horizon = this.meta.get(keys.horizon) ?? 0;
+      return {
+        stamp: this.stamps.get(keys.stamp),
+        horizonLeftMs: horizon > 0 ? horizon - Math.floor(this.serverNow()) : 0,
+        floor: this.counters.get(keys.floor) ?? 0,
+      };
+    });
+  }
+
+  /** ADMIT_SCRIPT: raises the floor, then stamps. */
+  admit(keys: StandingKeys, runId: string, floor: number): Promise<void> {
+    return this.command('admit', [keys.stamp], '', () => {
+      if (floor > (this.counters.get(keys.floor) ?? 0)) this.counters.set(keys.floor, floor);
+      this.stamps.set(keys.stamp, runId);
+    });
+  }
+
+  /** Reads INFO again: fails while `identifyFailures` lasts, else learns `identifyAs`. */
+  async identify(): Promise<void> {
+    if (this.identifyFailures > 0) {
+      this.identifyFailures--;
+      this.identityError = 'failed';
+      return;
+    }
+    if (this.identifyAs !== undefined) {
+      this.serverInfo = this.identifyAs;
+      this.identifyAs = undefined;
+      this.identityError = undefined;
+    }
   }
 
   async whenReady(): Promise<void> {}
@@ -186,7 +284,9 @@ export class SimNode implements RedisNode {
     value: string,
     apply: () => T,
   ): Promise<T> {
-    const fault = this.fault?.(op, keys, value) ?? {};
+    const membership = op === 'horizon' || op === 'standing' || op === 'admit';
+    const fault =
+      (membership && !this.membershipFaults ? undefined : this.fault?.(op, keys, value)) ?? {};
     const epoch = this.epoch;
     return new Promise<T>((resolve, reject) => {
       if (fault.lose) return;

@@ -1,5 +1,5 @@
 import { fenceKeysOf, tokenFrom } from '../../lib/core/fencing';
-import { votingNodes, type NodeAge } from '../../lib/core/quarantine';
+import { admissionWait, type PeerStanding } from '../../lib/core/quarantine';
 
 describe('fencing arithmetic', () => {
   it.each([
@@ -22,30 +22,36 @@ describe('fencing arithmetic', () => {
   });
 });
 
-describe('quarantine decision', () => {
-  const old = (ageMs = 60_000): NodeAge => ({ ageMs, durable: false });
-  const young = (ageMs = 1_000): NodeAge => ({ ageMs, durable: false });
-  const unknown: NodeAge = { ageMs: undefined, durable: false };
-  const durable: NodeAge = { ageMs: 10, durable: true };
+describe('quarantine decision: how long a node that may have lost keys waits (admissionWait)', () => {
+  const peer = (horizonLeftMs: number, intact = true): PeerStanding => ({
+    stamp: intact ? 'run' : undefined,
+    horizonLeftMs,
+    floor: 0,
+    intact,
+  });
 
-  it.each<[string, NodeAge[], boolean[]]>([
-    ['all old: all vote', [old(), old(), old()], [true, true, true]],
-    ['a restarted node does not vote', [old(), young(), old()], [true, false, true]],
+  it.each<[string, PeerStanding[], number, number, number | undefined]>([
+    // name, peers that answered, how many peers there are, quorum, expected wait
+    ['every peer answered, no horizon left: at once', [peer(0), peer(-5)], 2, 2, 0],
+    ['every peer answered: the longest horizon, plus drift', [peer(1_000), peer(200)], 2, 2, 1_012],
     [
-      'two restarted nodes of five do not vote',
-      [old(), young(), young(), old(), old()],
-      [true, false, false, true, true],
+      'horizons of peers that lost their data count too',
+      [peer(0, false), peer(500, false)],
+      2,
+      2,
+      507,
     ],
+    ['3 nodes: one peer silent is too few to tell', [peer(0)], 2, 2, undefined],
+    ['5 nodes: 3 intact peers of 4 are enough', [peer(0), peer(300), peer(0)], 4, 3, 305],
     [
-      'exactly as old as the quarantine votes',
-      [old(10_000), young(9_999), old()],
-      [true, false, true],
+      '5 nodes: 2 intact of 3 answering are not',
+      [peer(0), peer(0), peer(0, false)],
+      4,
+      3,
+      undefined,
     ],
-    ['a durable node votes however young', [old(), durable, young()], [true, true, false]],
-    ['a node of unknown age votes (INFO refused)', [old(), unknown, young()], [true, true, false]],
-    ['an all-new fleet votes (just started)', [young(), young(3_000), young()], [true, true, true]],
-    ['all new but one old: the new ones wait', [young(), young(), old()], [false, false, true]],
-  ])('%s', (_name, nodes, expected) => {
-    expect(votingNodes(nodes, 10_000)).toEqual(expected);
+    ['1 node: nothing to ask, nothing to wait for', [], 0, 1, 0],
+  ])('%s', (_name, peers, peerCount, quorum, expected) => {
+    expect(admissionWait(peers, peerCount, quorum, 0.01)).toBe(expected);
   });
 });

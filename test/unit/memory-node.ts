@@ -1,4 +1,4 @@
-import type { AcquireReply, RedisNode } from '../../lib/core/node';
+import type { AcquireReply, NodeStanding, RedisNode, ServerInfo } from '../../lib/core/node';
 
 /**
  * An in-memory RedisNode for unit tests of pure control flow (validation, decisions) where a
@@ -14,7 +14,19 @@ export class MemoryNode implements RedisNode {
   /** When set, every operation fails with this. */
   failure?: Error;
 
-  constructor(readonly name: string) {}
+  /** A server that keeps its data (durable): restarts are not what these tests are about. */
+  readonly serverInfo: ServerInfo;
+
+  constructor(readonly name: string) {
+    this.serverInfo = { runId: `${name}#0`, uptimeSeconds: 86_400, durable: true };
+  }
+
+  // The membership's operations (restart detection), answered at once.
+  async recordHorizon(): Promise<void> {}
+  async readStanding(): Promise<NodeStanding> {
+    return { stamp: undefined, horizonLeftMs: 0, floor: 0 };
+  }
+  async admit(): Promise<void> {}
 
   async acquire(keys: readonly string[], value: string): Promise<AcquireReply> {
     this.calls.acquire++;

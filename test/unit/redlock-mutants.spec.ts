@@ -143,31 +143,27 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
     });
 
     it("'nodeQuarantined' with the time left, then 'nodeRejoined', each logged once", async () => {
-      const redlock = manager({ quarantine: 60_000 });
+      const redlock = manager({ ttl: 10_000 });
       const events: unknown[] = [];
       redlock.on('nodeQuarantined', (event) => events.push(['quarantined', event]));
       redlock.on('nodeRejoined', (event) => events.push(['rejoined', event]));
-      nodes.forEach((node, i) => {
-        node.serverInfo = {
-          runId: `s${i}`,
-          uptimeSeconds: i === 2 ? 11 : 86_400,
-          durable: false,
-          readAt: clock.now(),
-        };
-      });
+      // A lease of 10 s records a horizon of 30 s on every node (three ttls ahead).
       await clock.run((await clock.run(redlock.acquire('r'))).release());
-      // Up 10 s at least (11 read, minus the second INFO rounds away): 50 s left of 60.
-      expect(events).toEqual([['quarantined', { node: 's2', remainingMs: 50_000 }]]);
+      await clock.advance(1_000);
+      nodes[2].crash(true);
+      nodes[2].serverInfo = { runId: 's2#1', uptimeSeconds: 0, durable: false };
+      await clock.run(redlock.tryAcquire('q'));
+      // 29 s of horizon left on its peers, plus drift (1 %) and 2 ms.
+      expect(events).toEqual([['quarantined', { node: 's2', remainingMs: 29_292 }]]);
       expect(lines.filter((line) => line.startsWith('warn'))).toEqual([
-        'warn Redis node s2 restarted less than 60000 ms ago: it does not count toward a quorum for 50000 ms more',
+        'warn Redis node s2 may have lost keys of locks still held (restarted without its data): it does not count toward a quorum for 29292 ms',
       ]);
       await clock.advance(20_000);
       await clock.run(redlock.tryAcquire('q'));
       expect(events).toHaveLength(1);
-      await clock.advance(30_000);
-      await clock.run(redlock.tryAcquire('q2'));
+      await clock.advance(10_000);
       expect(events).toEqual([
-        ['quarantined', { node: 's2', remainingMs: 50_000 }],
+        ['quarantined', { node: 's2', remainingMs: 29_292 }],
         ['rejoined', { node: 's2' }],
       ]);
       expect(lines).toContain('log Redis node s2 counts toward a quorum again');
@@ -197,43 +193,19 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       await expect(clock.run(strict.tryAcquire('r'))).resolves.toBeNull();
     });
 
-    it('an adapter that cannot date its INFO reading: the age counts from the first look at that reading', async () => {
-      const redlock = manager({ quarantine: 60_000 });
-      const events: string[] = [];
-      redlock.on('nodeQuarantined', (event) => events.push(`quarantined ${event.remainingMs}`));
-      redlock.on('nodeRejoined', () => events.push('rejoined'));
-      const undated = (uptimeSeconds: number) => ({
-        runId: `s2#${uptimeSeconds}`,
-        uptimeSeconds,
-        durable: false,
-      });
-      aged([86_400, 86_400, 0]);
-      nodes[2].serverInfo = undated(11);
-      await clock.run(redlock.ready());
-      expect(events).toEqual(['quarantined 50000']);
-      // The same reading 49 s later: 59 s old, still out; 50 s later: in.
-      await clock.advance(49_000);
-      await clock.run(redlock.ready());
-      expect(events).toEqual(['quarantined 50000']);
-      await clock.advance(1_000);
-      await clock.run(redlock.ready());
-      expect(events).toEqual(['quarantined 50000', 'rejoined']);
-      // A new reading (the server restarted): its age counts from this look, not the first one.
-      nodes[2].serverInfo = undated(1);
-      await clock.run(redlock.ready());
-      expect(events).toEqual(['quarantined 50000', 'rejoined', 'quarantined 60000']);
-    });
-
-    it('quarantine: true lasts the longest ttl handed out, which a longer per-call ttl grows', async () => {
-      const redlock = manager({ quarantine: true, ttl: 10_000 });
-      // s2 up 31 s: old enough for the 10 s default, too young once a 60 s lease was handed out.
-      aged([86_400, 86_400, 31]);
-      rivalHolds('r', 60_000, [nodes[0]]);
-      const before = await clock.run(redlock.tryAcquire('r'));
-      expect(before).not.toBeNull();
-      await clock.run(before!.release());
+    it('a longer per-call ttl records a longer horizon, which keeps a restarted node out as long', async () => {
+      const redlock = manager({ ttl: 10_000 });
+      const quarantined: number[] = [];
+      redlock.on('nodeQuarantined', (event) => quarantined.push(event.remainingMs));
       await clock.run((await clock.run(redlock.acquire('long', { ttl: 60_000 }))).release());
+      // 40 s later: past three default ttls, well inside three 60 s ones.
+      await clock.advance(40_000);
+      nodes[2].crash(true);
+      nodes[2].serverInfo = { runId: 's2#1', uptimeSeconds: 0, durable: false };
+      rivalHolds('r', 60_000, [nodes[0]]);
+      // s1 and s2 would grant; s2 does not vote.
       await expect(clock.run(redlock.tryAcquire('r'))).resolves.toBeNull();
+      expect(quarantined).toEqual([Math.ceil(140_000 * 1.01) + 2]);
     });
 
     it('a node that reports the run_id of an earlier one does not vote (one server, listed twice)', async () => {
