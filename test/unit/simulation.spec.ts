@@ -118,7 +118,7 @@ describe('deterministic simulation of the core (issue 9 item 3)', () => {
   it('control: a client with a quorum of one (a Redlock over one node of five) gives two holders, and the checker sees them', async () => {
     const { failing } = totals(await runSeeds('quorum-of-one', 1, Math.min(100, seedCount)));
     const overlaps = failing.filter((r) => r.violations.some((v) => v.kind === 'overlap'));
-    expect(overlaps.length).toBeGreaterThan(Math.min(100, seedCount) / 5);
+    expect(overlaps.length).toBeGreaterThan(Math.min(100, seedCount) / 10);
   }, 120_000);
 
   it('is deterministic: a seed replays the same run', async () => {
