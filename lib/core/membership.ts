@@ -27,6 +27,8 @@ export interface MembershipListener {
 
 /** How often a node that cannot be decided on yet (INFO failed, peers unreachable) is looked at again. */
 const RECHECK_MS = 1_000;
+/** How long a standing read may take (off the lock path): at least this, or `nodeTimeout`. */
+const STANDING_TIMEOUT_MS = 1_000;
 /** Horizons are recorded this many default ttls ahead, so one record serves many leases. */
 const HORIZON_TTLS = 3;
 
@@ -40,7 +42,11 @@ class Member {
   /** Leases whose client-side end is before this (monotonic ms) are covered by a recorded horizon. */
   coveredUntil = -Infinity;
   covering?: Promise<void>;
+  /** After a failed record: not asked again before this (monotonic ms). */
+  coverFailedUntil = -Infinity;
   timer?: ClockTimer;
+  /** A look again while the fleet could not tell (too few peers answered). */
+  retryTimer?: ClockTimer;
   /** The first decision on this identity was reached (admitted, or quarantined and waiting). */
   decided?: () => void;
   wasQuarantined = false;
@@ -74,6 +80,8 @@ export class Membership {
   private readonly members: Member[];
   private readonly quorum: number;
   private closed = false;
+  /** The longest lease this lock manager has asked for (acquisitions and extensions). */
+  private longestLease: number;
 
   constructor(
     private readonly nodes: readonly RedisNode[],
@@ -91,6 +99,7 @@ export class Membership {
     };
     this.members = nodes.map(() => new Member());
     this.quorum = quorumOf(nodes.length);
+    this.longestLease = options.ttl;
   }
 
   /** Whether restarts are watched at all (`quarantine: false` turns it off). */
@@ -159,6 +168,7 @@ export class Membership {
     // Synchronous when nothing is to be recorded (the usual case): an attempt's round then
     // starts in the same turn as the call, and its validity is measured from there.
     if (!this.enabled) return undefined;
+    if (ttl > this.longestLease) this.longestLease = ttl;
     const now = this.clock.now();
     // Recorded again once less than half a lease of slack is left, so a record usually
     // happens well before an acquisition needs it, and rarely (once per ttl or so per node).
@@ -167,21 +177,16 @@ export class Membership {
     for (let i = 0; i < this.nodes.length; i++) {
       const member = this.members[i];
       if (member.coveredUntil >= needed || this.nodes[i].isDown === true) continue;
+      // A node whose last record failed (hung, refusing) is not asked again, nor waited for,
+      // until a back-off has passed: it must not cost every attempt a node timeout.
+      if (member.covering === undefined && now < member.coverFailedUntil) continue;
       member.covering ??= this.recordHorizon(i, Math.max(ttl, this.options.ttl) * HORIZON_TTLS);
       pending.push(member.covering);
     }
     if (pending.length === 0) return undefined;
-    const enough = () =>
-      this.members.filter((m) => m.state === 'admitted' && m.coveredUntil >= now + ttl).length >=
-      this.quorum;
-    return new Promise<void>((resolve) => {
-      let left = pending.length;
-      for (const p of pending) {
-        void p.then(() => {
-          if (--left === 0 || enough()) resolve();
-        });
-      }
-    });
+    // Every record sent is waited for (each is bounded by nodeTimeout): a round then counts
+    // every node that can vote, not only the first quorum to answer.
+    return Promise.all(pending).then(() => undefined);
   }
 
   /** Stops every timer (the lock manager is closing). */
@@ -189,6 +194,7 @@ export class Membership {
     this.closed = true;
     for (const member of this.members) {
       this.clock.clearTimer(member.timer);
+      this.clock.clearTimer(member.retryTimer);
       member.decided?.();
       member.decided = undefined;
     }
@@ -206,6 +212,7 @@ export class Membership {
         // A new incarnation may have lost the horizon recorded on the old one.
         member.coveredUntil = -Infinity;
         this.clock.clearTimer(member.timer);
+        this.clock.clearTimer(member.retryTimer);
         member.timer = undefined;
         member.state = 'unknown';
       }
@@ -262,21 +269,40 @@ export class Membership {
         intact: peerInfo !== undefined && (peerInfo.durable || reply.stamp === peerInfo.runId),
       });
     });
-    const wait = admissionWait(known, peers.length, this.quorum, this.options.driftFactor);
-    if (wait === undefined) {
+    const wait = admissionWait(known, peers.length, this.quorum, this.options.driftFactor, {
+      ageMs,
+      fallbackMs: this.longestLease,
+    });
+    if (!wait.informed) {
       this.logger.warn(
-        `Redis node ${node.name} may have restarted without its data, and too few of its peers answered to tell how long its leases may last: it counts toward no quorum until they do`,
+        `Redis node ${node.name} may have restarted without its data, and too few of its peers answered to tell how long its leases may last: it waits until it has been up for the longest lease this lock manager knows of (${this.longestLease} ms)`,
       );
-      return this.recheck(index, epoch);
     }
     const floor = Math.max(standing.floor, ...known.map((peer) => peer.floor));
-    return this.admitAfter(index, epoch, Math.max(wait, minUptime - ageMs), floor);
+    this.admitAfter(index, epoch, Math.max(wait.waitMs, minUptime - ageMs), floor, wait.informed);
+    if (!wait.informed) {
+      // The peers may answer soon (slow, still connecting): an informed decision then replaces
+      // the fallback, which is only the longest wait.
+      this.clock.clearTimer(member.retryTimer);
+      member.retryTimer = this.clock.setTimer(() => {
+        if (!this.closed && member.epoch === epoch && member.state === 'quarantined') {
+          void this.check(index, epoch);
+        }
+      }, RECHECK_MS);
+    }
   }
 
   /** Admits the node after `waitMs` (quarantined meanwhile); with `floor`, stamps it first. */
-  private admitAfter(index: number, epoch: number, waitMs: number, floor: number | undefined) {
+  private admitAfter(
+    index: number,
+    epoch: number,
+    waitMs: number,
+    floor: number | undefined,
+    informed = true,
+  ): void {
     const member = this.members[index];
     const node = this.nodes[index];
+    this.clock.clearTimer(member.timer);
     const admit = async () => {
       if (this.closed || member.epoch !== epoch) return;
       if (floor !== undefined) {
@@ -293,13 +319,17 @@ export class Membership {
         this.listener.rejoined(node.name);
       }
     };
-    if (waitMs <= 0) return admit();
+    if (waitMs <= 0) {
+      void admit();
+      return;
+    }
     member.state = 'quarantined';
     if (!member.wasQuarantined) {
       member.wasQuarantined = true;
       this.listener.quarantined(node.name, waitMs);
     }
-    this.decide(member);
+    // An uninformed wait is no decision yet for `settle()`: a look again may still inform it.
+    if (informed) this.decide(member);
     member.timer = this.clock.setTimer(() => void admit(), waitMs);
   }
 
@@ -334,17 +364,23 @@ export class Membership {
       if (recorded && member.epoch === epoch) {
         const until = sentAt + windowMs / (1 + this.options.driftFactor) - 2;
         member.coveredUntil = Math.max(member.coveredUntil, until);
+      } else if (!recorded) {
+        member.coverFailedUntil = this.clock.now() + Math.max(this.options.nodeTimeout, RECHECK_MS);
       }
     } finally {
       member.covering = undefined;
     }
   }
 
-  /** Each node's standing, or `undefined` where it did not answer within `nodeTimeout`. */
+  /**
+   * Each node's standing, or `undefined` where it did not answer in time. Off the lock path, so
+   * a slow node gets longer than `nodeTimeout` (up to a second): a peer that is merely slow
+   * should not leave a restarted node waiting on the fallback.
+   */
   private async readStanding(nodes: readonly RedisNode[]): Promise<(NodeStanding | undefined)[]> {
     const replies = await fanOut(nodes, (node) => node.readStanding!(this.keys), {
       clock: this.clock,
-      timeoutMs: this.options.nodeTimeout,
+      timeoutMs: Math.max(this.options.nodeTimeout, STANDING_TIMEOUT_MS),
     });
     return replies.map((reply) => (reply.kind === 'ok' ? reply.value : undefined));
   }

@@ -279,7 +279,7 @@ export function classifyFailure(
   let held = 0;
   let conflict: AttemptFailure['conflict'];
   for (const { node, reply, votes: counted } of votes) {
-    if (!counted) {
+    if (!counted && reply.kind !== 'error') {
       // The same server as another node (already counted there), or quarantined.
       outcomes.push({ node, outcome: 'excluded' });
       unreachable++;

@@ -52,6 +52,23 @@ describe('quarantine decision: how long a node that may have lost keys waits (ad
     ],
     ['1 node: nothing to ask, nothing to wait for', [], 0, 1, 0],
   ])('%s', (_name, peers, peerCount, quorum, expected) => {
-    expect(admissionWait(peers, peerCount, quorum, 0.01)).toBe(expected);
+    const wait = admissionWait(peers, peerCount, quorum, 0.01, { ageMs: 1_000, fallbackMs: 5_000 });
+    expect(wait.informed ? wait.waitMs : undefined).toBe(expected);
+  });
+});
+
+describe('quarantine decision when too few peers answer', () => {
+  it('waits until the node has been up for the longest lease known here, and every horizon read', () => {
+    const peer = { stamp: undefined, horizonLeftMs: 0, floor: 0, intact: false };
+    expect(admissionWait([peer], 2, 2, 0, { ageMs: 1_000, fallbackMs: 5_000 })).toEqual({
+      waitMs: 4_000,
+      informed: false,
+    });
+    expect(
+      admissionWait([{ ...peer, horizonLeftMs: 9_000 }], 2, 2, 0, {
+        ageMs: 1_000,
+        fallbackMs: 5_000,
+      }),
+    ).toEqual({ waitMs: 9_002, informed: false });
   });
 });
