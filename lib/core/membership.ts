@@ -29,8 +29,11 @@ export interface MembershipListener {
 const RECHECK_MS = 1_000;
 /** How long a standing read may take (off the lock path): at least this, or `nodeTimeout`. */
 const STANDING_TIMEOUT_MS = 1_000;
-/** Horizons are recorded this many default ttls ahead, so one record serves many leases. */
-const HORIZON_TTLS = 3;
+/**
+ * Horizons are recorded this many ttls ahead, so one record serves many leases; a restarted
+ * node's quarantine is at most this many ttls.
+ */
+const HORIZON_TTLS = 2;
 
 /** One node's standing as this lock manager sees it. */
 class Member {
@@ -170,12 +173,13 @@ export class Membership {
     if (!this.enabled) return undefined;
     if (ttl > this.longestLease) this.longestLease = ttl;
     const now = this.clock.now();
-    // Recorded again once less than half a lease of slack is left, so a record usually
-    // happens well before an acquisition needs it, and rarely (once per ttl or so per node).
-    const needed = now + ttl + ttl / 2;
+    // Recorded again once less than a quarter lease of slack is left, so a record usually
+    // happens before an acquisition needs it, and rarely (about once per ttl per node).
+    const needed = now + ttl + ttl / 4;
     const pending: Promise<void>[] = [];
     for (let i = 0; i < this.nodes.length; i++) {
-      const member = this.members[i];
+      // A node that came back as another server has lost what was recorded on it.
+      const member = this.observe(i);
       if (member.coveredUntil >= needed || this.nodes[i].isDown === true) continue;
       // A node whose last record failed (hung, refusing) is not asked again, nor waited for,
       // until a back-off has passed: it must not cost every attempt a node timeout.
@@ -279,7 +283,7 @@ export class Membership {
       );
     }
     const floor = Math.max(standing.floor, ...known.map((peer) => peer.floor));
-    this.admitAfter(index, epoch, Math.max(wait.waitMs, minUptime - ageMs), floor, wait.informed);
+    this.admitAfter(index, epoch, Math.max(wait.waitMs, minUptime - ageMs), floor);
     if (!wait.informed) {
       // The peers may answer soon (slow, still connecting): an informed decision then replaces
       // the fallback, which is only the longest wait.
@@ -298,7 +302,6 @@ export class Membership {
     epoch: number,
     waitMs: number,
     floor: number | undefined,
-    informed = true,
   ): void {
     const member = this.members[index];
     const node = this.nodes[index];
@@ -328,8 +331,9 @@ export class Membership {
       member.wasQuarantined = true;
       this.listener.quarantined(node.name, waitMs);
     }
-    // An uninformed wait is no decision yet for `settle()`: a look again may still inform it.
-    if (informed) this.decide(member);
+    // A first decision for `settle()` even when uninformed: the first lock must not wait on
+    // peers that are down; a look again (below) may still shorten the wait.
+    this.decide(member);
     member.timer = this.clock.setTimer(() => void admit(), waitMs);
   }
 

@@ -46,6 +46,17 @@ describe('extension and auto-extension (5 real nodes)', () => {
     await lock.release();
   });
 
+  it('a shorter extension never shortens the lease on the nodes (what a partial one would leave behind)', async () => {
+    const lock = await redlock.acquire('r');
+    await lock.extend(5_000);
+    // The extension succeeds (the lock is still held) but a node keeps the longer lease: had the
+    // script shortened it, an extension reaching only some nodes would leave them expiring
+    // before the validity the holder still relies on (the simulation found two holders so).
+    await lock.extend(600);
+    for (const pttl of await pttls('redlock:r')) expect(pttl).toBeGreaterThan(4_000);
+    await lock.release();
+  });
+
   it('extend() throws LockLostError and aborts the signal once the keys were taken over', async () => {
     const lock = await redlock.acquire('r');
     const signal = lock.signal;

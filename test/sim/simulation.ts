@@ -273,6 +273,63 @@ async function run(
     };
   });
 
+  /** Kills node `i` and brings it back a moment later, as the seed says (its data lost unless durable). */
+  const restart = (i: number) => {
+    const node = nodes[i];
+    const loseData = mode === 'restart-without-quarantine' || !durable[i];
+    const downMs = rng.between(0, 2 * nodeTimeout);
+    if (down[i]) return;
+    count(loseData ? 'restartEmpty' : 'restartDurable');
+    log?.(
+      `${node.name} killed${loseData ? ', data lost' : ' (persistent)'}; back in ${downMs.toFixed(1)} ms`,
+    );
+    node.crash(loseData);
+    down[i] = true;
+    node.isDown = true;
+    clock.setTimer(() => {
+      down[i] = false;
+      node.isDown = false;
+      generation[i]++;
+      const info = {
+        runId: `${node.name}#${generation[i]}`,
+        uptimeSeconds: 0,
+        durable: durable[i] && mode !== 'restart-without-quarantine',
+      };
+      if (refusesInfo[i]) {
+        // Still refusing INFO: no identity to compare.
+      } else if (infoFaults && rng.chance(0.6)) {
+        // The INFO read after the reconnect times out (a busy server); retried reads fail a few
+        // times more.
+        node.serverInfo = undefined;
+        node.identityError = 'failed';
+        node.identifyAs = info;
+        node.identifyFailures = rng.int(0, 3);
+        count('infoFailed');
+      } else node.serverInfo = info;
+      log?.(`${node.name} back as run ${generation[i]}`);
+    }, downMs);
+  };
+  /**
+   * A focused run's aimed restarts: right after a grant, a node that holds the new lock's key
+   * and may lose data is restarted — the moment every restart hole needs. A few per seed.
+   */
+  let aimedLeft = focus !== undefined ? rng.int(1, 4) : 0;
+  const aimAt = (lock: Lock) => {
+    if (aimedLeft <= 0 || !rng.chance(0.5)) return;
+    const holders = nodes
+      .map((_, n) => n)
+      .filter(
+        (n) =>
+          mayLoseData[n] &&
+          !durable[n] &&
+          lock.resources.some((r) => nodes[n].valueAt(`redlock:${r}`) === lock.value),
+      );
+    if (holders.length === 0) return;
+    aimedLeft--;
+    count('aimedRestart');
+    clock.setTimer(() => restart(rng.pick(holders)), rng.between(0, ttl / 3));
+  };
+
   // The nemesis: node pauses and restarts at seeded times.
   // A focused run restarts more often, and aims: a restart of a node that may lose data, when
   // it holds a lock key, is what each configuration's hole needs.
@@ -299,40 +356,8 @@ async function run(
     // restarts any node empty.
     const loseData = mode === 'restart-without-quarantine' || !durable[i];
     if (mode === 'safe' && loseData && !mayLoseData[i]) continue;
-    const downMs = rng.between(0, 2 * nodeTimeout);
-    clock.setTimer(() => {
-      if (down[i]) return;
-      count(loseData ? 'restartEmpty' : 'restartDurable');
-      log?.(
-        `${node.name} killed${loseData ? ', data lost' : ' (persistent)'}; back in ${downMs.toFixed(1)} ms`,
-      );
-      node.crash(loseData);
-      down[i] = true;
-      node.isDown = true;
-      clock.setTimer(() => {
-        down[i] = false;
-        node.isDown = false;
-        generation[i]++;
-        const info = {
-          runId: `${node.name}#${generation[i]}`,
-          uptimeSeconds: 0,
-          durable: durable[i] && mode !== 'restart-without-quarantine',
-        };
-        if (refusesInfo[i]) {
-          // Still refusing INFO: no identity to compare.
-        } else if (infoFaults && rng.chance(0.6)) {
-          // The INFO read after the reconnect times out (a busy server); retried reads fail a few times more.
-          node.serverInfo = undefined;
-          node.identityError = 'failed';
-          node.identifyAs = info;
-          node.identifyFailures = rng.int(0, 3);
-          count('infoFailed');
-        } else node.serverInfo = info;
-        log?.(`${node.name} back as run ${generation[i]}`);
-      }, downMs);
-    }, at);
+    clock.setTimer(() => restart(i), at);
   }
-
   // The clients; with late clients, some lock managers start only later in the run (after
   // restarts they never saw).
   const startAt = Array.from({ length: clientCount }, (_, c) =>
@@ -398,6 +423,7 @@ async function run(
       }
     }
     log?.(`client ${client} holds [${lock.resources}] as #${id} token=${lock.fencingToken}`);
+    aimAt(lock);
     beliefs.push({ client, lock, id });
     checkOverlaps();
     try {
@@ -488,13 +514,17 @@ async function run(
         }
       }
       // An acquisition may run one more attempt (a horizon record, round, fencing round,
-      // cleanup) after its wait; a lock manager's first call also waits for the first decision
-      // on every node (its own standing, its peers', the stamp: three more bounded steps).
+      // cleanup) after its wait; a lock manager's first call also waits, up to CONNECT_WAIT_MS
+      // (2 s), for its connections and a first decision on every node (redlock.ts).
       const acquiredBy = (granted ?? clock.now()) - startedAt;
       const first = firstCall[client];
       firstCall[client] = false;
       const bound =
-        (kind === 'try' ? 0 : wait) + (first ? 7 : 4) * nodeTimeout + 1 + (paused - pausedAtStart);
+        (kind === 'try' ? 0 : wait) +
+        4 * nodeTimeout +
+        (first ? 2_000 : 0) +
+        1 +
+        (paused - pausedAtStart);
       if (acquiredBy > bound) {
         violate(
           'hang',

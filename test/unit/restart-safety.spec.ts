@@ -75,13 +75,14 @@ describe('restarts and fencing hold for every client (issue 16 defects 1-5)', ()
     nodes[0].fault = undefined;
     await clock.run(held.extend(30_000));
     restart(nodes[2], 1, true);
-    // Well past the acquisition's ttl, well inside the extension.
+    // Well past the acquisition's ttl (and the horizon its acquisition recorded), well inside
+    // the extension; nothing else happened meanwhile that would record a later horizon.
     await clock.advance(5_000);
     expect(held.isValid()).toBe(true);
-    await expect(clock.run(a.tryAcquire('r'))).resolves.toBeNull();
     const late = manager({ ttl: 1_000 });
     await clock.run(late.ready());
     await expect(clock.run(late.tryAcquire('r'))).resolves.toBeNull();
+    await expect(clock.run(a.tryAcquire('r'))).resolves.toBeNull();
   });
 
   it('defect 3: a node whose INFO read failed after a reconnect does not vote until a read succeeds', async () => {
@@ -99,6 +100,9 @@ describe('restarts and fencing hold for every client (issue 16 defects 1-5)', ()
     nodes[2].identifyFailures = 2;
     await clock.advance(100);
     expect(held.isValid()).toBe(true);
+    // Twice while the read keeps failing (the first attempt also records a horizon on it).
+    await expect(clock.run(a.tryAcquire('r'))).resolves.toBeNull();
+    await clock.advance(100);
     await expect(clock.run(a.tryAcquire('r'))).resolves.toBeNull();
     // The read is retried: once it succeeds the node is known to be a restarted one.
     await clock.advance(5_000);
@@ -167,5 +171,25 @@ describe('restarts and fencing hold for every client (issue 16 defects 1-5)', ()
     await clock.run(b.ready());
     const second = await clock.run(b.acquire('r', { wait: 5_000 }));
     expect(second.fencingToken).toBeGreaterThan(first.fencingToken!);
+  });
+
+  it('an extension that reaches only some nodes never shortens their leases (found by the simulation)', async () => {
+    fleet(3);
+    const a = manager({ ttl: 1_000 });
+    await clock.run(a.ready());
+    const held = await clock.run(a.acquire('r'));
+    await clock.run(held.extend(5_000));
+    // A shorter extension lands on nodes 0 and 1 but no reply comes back: not extended.
+    nodes[0].fault = (op) => (op === 'extend' ? { dropReply: true } : undefined);
+    nodes[1].fault = (op) => (op === 'extend' ? { dropReply: true } : undefined);
+    nodes[2].fault = (op) => (op === 'extend' ? { error: new Error('unreachable') } : undefined);
+    await expect(clock.run(held.extend(1_000))).rejects.toThrow();
+    for (const node of nodes) node.fault = undefined;
+    await clock.advance(2_000);
+    // Still valid on the 5 s extension: nodes 0 and 1 must still hold its keys.
+    expect(held.isValid()).toBe(true);
+    const b = manager({ ttl: 1_000 });
+    await clock.run(b.ready());
+    await expect(clock.run(b.tryAcquire('r'))).resolves.toBeNull();
   });
 });
