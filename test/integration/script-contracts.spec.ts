@@ -82,4 +82,42 @@ describe('lock scripts on a real node (the port contract)', () => {
     expect(pttl).toBeLessThanOrEqual(60_000);
     await node.release(['f:max'], 'me');
   });
+
+  it('fence phase 2 raises an existing counter, and the floor with it (issue 16: a surviving mutant only set absent ones)', async () => {
+    const [fence] = fenceKeysOf(['f:raise']);
+    const floor = 'f:floor';
+    expect((await node.acquire(['f:raise'], 'me', 10_000)).acquired).toBe(true);
+    expect(await node.fence!(['f:raise'], [fence, floor], 'me', 500, 60_000)).toBe(true);
+    expect(await node.fence!(['f:raise'], [fence, floor], 'me', 800, 60_000)).toBe(true);
+    expect(await fleet.nodes[0].command('GET', fence)).toBe('800');
+    expect(await fleet.nodes[0].command('GET', floor)).toBe('800');
+    await node.release(['f:raise'], 'me');
+    // The next holder's phase 1 reads at least the floor, whichever resource it locks.
+    const next = await node.acquire(['f:other'], 'you', 10_000, [
+      ...fenceKeysOf(['f:other']),
+      floor,
+    ]);
+    expect((next as { fence: number }).fence).toBeGreaterThanOrEqual(800);
+    await node.release(['f:other'], 'you');
+  });
+
+  it('the membership scripts: a horizon that expires with itself and is never lowered; a stamp; a floor never lowered', async () => {
+    const keys = { stamp: 'm:stamp', horizon: 'm:horizon', floor: 'm:floor' };
+    expect(await node.readStanding!(keys)).toEqual({
+      stamp: undefined,
+      horizonLeftMs: 0,
+      floor: 0,
+    });
+    await node.recordHorizon!(keys.horizon, 5_000);
+    await node.recordHorizon!(keys.horizon, 1_000);
+    const standing = await node.readStanding!(keys);
+    expect(standing.horizonLeftMs).toBeGreaterThan(4_000);
+    expect(standing.horizonLeftMs).toBeLessThanOrEqual(5_000);
+    const pttl = Number(await fleet.nodes[0].command('PTTL', keys.horizon));
+    expect(pttl).toBeGreaterThan(4_000);
+    expect(pttl).toBeLessThanOrEqual(5_000);
+    await node.admit!(keys, 'run-1', 700, 60_000);
+    await node.admit!(keys, 'run-2', 300, 60_000);
+    expect(await node.readStanding!(keys)).toMatchObject({ stamp: 'run-2', floor: 700 });
+  });
 });
