@@ -7,9 +7,11 @@
  *   node test/campaign/campaign.mjs --short     the CI run (≥ 1 000 cycles, ~1-2 min)
  *   options: --seed N, --out summary.json
  *
- * Phases: two safe ones (persistent nodes; nodes restarted empty with the quarantine on), each
- * with node kills/restarts, node SIGSTOPs past the ttl, latency through a proxy and worker
- * SIGSTOPs past their lease — 0 violations allowed; and two controls the checker must catch
+ * Phases: four safe ones (persistent nodes; nodes restarted empty with the quarantine on; a
+ * fleet mixing durable and non-durable nodes whose restarts happen while new worker processes
+ * join; restarts while leases are extended past the ttl), each with node kills/restarts, node
+ * SIGSTOPs past the ttl and (some) latency through a proxy and worker SIGSTOPs past their lease —
+ * 0 violations allowed; and two controls the checker must catch
  * (nodes restarted empty without the quarantine; a worker whose lock has a quorum of one). A
  * campaign whose controls show no overlap fails: its checker would be blind.
  */
@@ -63,6 +65,26 @@ const PHASES = [
     aof: false,
     quarantine: true,
     nemesis: ['kill', 'kill', 'pauseNode', 'latency', 'pauseWorker'],
+    ms: SAFE_MS,
+  },
+  {
+    // Issue 16 defects 1 and 4: durable peers and lock managers that never saw the restart.
+    name: 'safe: mixed durability (nodes 0-1 durable), restarts while new workers join',
+    safe: true,
+    aof: [true, true, false, false, false],
+    quarantine: true,
+    nemesis: ['kill', 'kill', 'kill', 'pauseNode', 'pauseWorker'],
+    joiners: 3,
+    ms: SAFE_MS,
+  },
+  {
+    // Issue 16 defect 2: restarts while leases are lengthened past the ttl.
+    name: 'safe: restarts during extensions past the ttl',
+    safe: true,
+    aof: false,
+    quarantine: true,
+    extendLonger: true,
+    nemesis: ['kill', 'kill', 'kill', 'pauseNode'],
     ms: SAFE_MS,
   },
   {
@@ -139,7 +161,8 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
 
   const histories = [];
   const workers = [];
-  for (let w = 0; w < WORKERS; w++) {
+  const started = now();
+  const spawnWorker = (w, durationMs) => {
     const history = join(workDir, `phase${index}-worker${w}.jsonl`);
     histories.push(history);
     const config = {
@@ -149,11 +172,12 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
       broken: phase.broken === true && w === 0,
       allLong: phase.allLong === true,
       quarantine: phase.quarantine,
+      extendLonger: phase.extendLonger === true,
       ttl: phase.ttl ?? TTL,
       nodeTimeout: NODE_TIMEOUT,
       loops: LOOPS,
       resources: RESOURCES,
-      durationMs: phase.ms,
+      durationMs,
       witness: witnessNode.url,
       history,
       seed: rng.int(1, 1e9),
@@ -166,6 +190,15 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
       child,
       exited: new Promise((resolveExit) => child.once('exit', (code) => resolveExit(code))),
     });
+  };
+  for (let w = 0; w < WORKERS; w++) spawnWorker(w, phase.ms);
+  // Workers that join later: new lock managers that never saw the restarts before them.
+  const joining = [];
+  for (let j = 0; j < (phase.joiners ?? 0); j++) {
+    const at = rng.between(0.2, 0.7) * phase.ms;
+    joining.push(
+      sleep(at).then(() => spawnWorker(WORKERS + j, Math.max(1_000, phase.ms - (now() - started)))),
+    );
   }
 
   // The nemesis: one action at a time, at seeded moments, each logged with its times.
@@ -178,7 +211,8 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
       const action = rng.pick(phase.nemesis);
       if (action === 'kill') {
         const i = rng.int(0, anchor - 1);
-        note({ action, node: i, persistent: phase.aof });
+        const persistent = Array.isArray(phase.aof) ? phase.aof[i] : phase.aof;
+        note({ action, node: i, persistent });
         await fleet[i].kill();
         await sleep(rng.between(0, 300));
         await fleet[i].start();
@@ -219,6 +253,7 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
   })();
 
   await nemesis;
+  await Promise.all(joining);
   // Workers stop at their deadline, close their lock manager and exit; one that does not is hung.
   const hungWorkers = [];
   await Promise.all(

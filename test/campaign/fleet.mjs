@@ -135,13 +135,14 @@ export class Node {
   }
 }
 
-/** `size` nodes in a temporary directory each. */
+/** `size` nodes in a temporary directory each; `aof`: for all, or per node. */
 export async function startFleet(size, { aof = false } = {}) {
   const nodes = [];
   try {
     for (let i = 0; i < size; i++) {
       const dir = mkdtempSync(join(tmpdir(), 'redlock-campaign-'));
-      const node = new Node(await freePort(), dir, aof);
+      // `aof` per node (an array: a fleet mixing durable and non-durable nodes) or for all.
+      const node = new Node(await freePort(), dir, Array.isArray(aof) ? aof[i] : aof);
       nodes.push(node);
       await node.start();
     }

@@ -113,6 +113,12 @@ async function hold(lock, rec, longSection) {
       await sleep(total / steps);
       lock.throwIfExpired();
       sample();
+      // Leases lengthened past the ttl (issue 16 defect 2): a restart during one must keep the
+      // node out for as long.
+      if (config.extendLonger && longSection && rng.chance(0.5)) {
+        await lock.extend(config.ttl * rng.int(2, 4));
+        lock.throwIfExpired();
+      }
     }
     lock.throwIfExpired();
     sample();
@@ -145,7 +151,9 @@ async function loop(l) {
     // Safe phases: a few sections outlive the ttl (auto-extension, or a lease that runs out).
     // The restart control makes every section long: a holder must still believe it holds when a
     // majority comes back empty, or the control could pass by luck with 0-15 ms sections.
-    const longSection = config.allLong || (op !== 'acquire' && op !== 'try' && rng.chance(0.05));
+    const longSection =
+      config.allLong ||
+      (op !== 'acquire' && op !== 'try' && rng.chance(config.extendLonger ? 0.3 : 0.05));
     const rec = { p: config.id, l, n: n++, op, res, wait, invoke: now() };
     try {
       if (op === 'using' || op === 'multi') {
