@@ -25,7 +25,11 @@ export interface MembershipListener {
   rejoined(node: string): void;
 }
 
-/** How often a node that cannot be decided on yet (INFO failed, peers unreachable) is looked at again. */
+/**
+ * How often, at most, a node that cannot be decided on yet (INFO failed, peers unreachable, a
+ * command timed out on a busy machine) is looked at again: the first retry comes after two node
+ * timeouts, each next one waits twice as long, up to this.
+ */
 const RECHECK_MS = 1_000;
 /** How long a standing read may take (off the lock path): at least this, or `nodeTimeout`. */
 const STANDING_TIMEOUT_MS = 1_000;
@@ -47,6 +51,9 @@ class Member {
   covering?: Promise<void>;
   /** After a failed record: not asked again before this (monotonic ms). */
   coverFailedUntil = -Infinity;
+  /** Consecutive failed records / checks: the back-off grows with them. */
+  coverFailures = 0;
+  checkFailures = 0;
   timer?: ClockTimer;
   /** A look again while the fleet could not tell (too few peers answered). */
   retryTimer?: ClockTimer;
@@ -316,6 +323,7 @@ export class Membership {
         if (!stamped) return this.recheck(index, epoch);
       }
       member.state = 'admitted';
+      member.checkFailures = 0;
       this.decide(member);
       if (member.wasQuarantined) {
         member.wasQuarantined = false;
@@ -337,7 +345,7 @@ export class Membership {
     member.timer = this.clock.setTimer(() => void admit(), waitMs);
   }
 
-  /** Looks at the node again after RECHECK_MS (state: unknown until then). */
+  /** Looks at the node again after a growing back-off (state: checking until then). */
   private recheck(index: number, epoch: number): void {
     const member = this.members[index];
     if (this.closed || member.epoch !== epoch) return;
@@ -346,7 +354,12 @@ export class Membership {
     member.timer = this.clock.setTimer(() => {
       if (this.closed || member.epoch !== epoch) return;
       void this.check(index, epoch);
-    }, RECHECK_MS);
+    }, this.backoff(member.checkFailures++));
+  }
+
+  /** Two node timeouts after the first failure, doubling with each next one, up to RECHECK_MS. */
+  private backoff(failures: number): number {
+    return Math.min(RECHECK_MS, 2 * this.options.nodeTimeout * 2 ** Math.min(failures, 10));
   }
 
   private decide(member: Member): void {
@@ -365,11 +378,12 @@ export class Membership {
       // The node applied it after it was sent: its horizon is at least its own time then plus
       // the window. A lease whose client-side end falls before this is covered, node clocks
       // running faster than ours included.
+      if (recorded) member.coverFailures = 0;
       if (recorded && member.epoch === epoch) {
         const until = sentAt + windowMs / (1 + this.options.driftFactor) - 2;
         member.coveredUntil = Math.max(member.coveredUntil, until);
       } else if (!recorded) {
-        member.coverFailedUntil = this.clock.now() + Math.max(this.options.nodeTimeout, RECHECK_MS);
+        member.coverFailedUntil = this.clock.now() + this.backoff(member.coverFailures++);
       }
     } finally {
       member.covering = undefined;
