@@ -28,6 +28,8 @@ export default {
     'lib/core/quorum.ts',
     'lib/core/lock.ts',
     'lib/core/redlock.ts',
+    'lib/core/membership.ts',
+    'lib/core/quarantine.ts',
   ],
   // Log and error message texts are not behaviour the protocol depends on.
   mutator: { excludedMutations: ['StringLiteral'] },
@@ -73,7 +75,9 @@ export default {
         '<rootDir>/test/unit/resources.spec.ts',
         // The quarantine's ages (redlock.ts ages()), in virtual time over simulated nodes.
         '<rootDir>/test/unit/quarantine-idle.spec.ts',
-        '<rootDir>/test/unit/quarantine-uptime-rounding.spec.ts',
+        '<rootDir>/test/unit/membership.spec.ts',
+        '<rootDir>/test/unit/restart-safety.spec.ts',
+        '<rootDir>/test/unit/simulation-restarts.spec.ts',
         // The lock manager's events, errors, waits and aborts (redlock.ts), in virtual time.
         '<rootDir>/test/unit/redlock-mutants.spec.ts',
         // How the lock manager feeds OpenTelemetry (redlock.ts's telemetry lines).
