@@ -50,6 +50,8 @@ const expectedFiles = [
   'dist/terminus/index.js',
   'dist/terminus/index.mjs',
   'docs/locked.md',
+  'docs/redis-nodes.compose.yml',
+  'docs/redis-nodes.sh',
   'package.json',
   'terminus/package.json',
   'testing/package.json',
