@@ -59,6 +59,11 @@ export type LockedCallErrorMapper = (
 export class LockedHandlerCall {
   /** The subscriber unsubscribed: nobody listens, but the work may still run. */
   private abandoned = false;
+  /**
+   * The chain ended before the method took its lock (an interceptor inside ours gave up while
+   * pipes ran): a method Nest still invokes afterwards must not take a lock nobody releases.
+   */
+  private ended = false;
   private session?: LockSession;
   private resources?: readonly string[];
   private chain?: Subscription;
@@ -124,7 +129,7 @@ export class LockedHandlerCall {
       throw this.mapped(error, 'resolve');
     }
     this.resources = resources;
-    if (this.abandoned || this.waiting.signal.aborted) throw this.notAcquired(undefined);
+    if (this.gone()) throw this.notAcquired(undefined);
     const stopWatching = watchClientGone(this.context, () =>
       this.waiting.abort(new ClientGoneError(this.metadata.where)),
     );
@@ -137,7 +142,7 @@ export class LockedHandlerCall {
       stopWatching();
     }
     if (lock === undefined) return undefined; // onBusy: 'skip'
-    if (this.abandoned || this.waiting.signal.aborted) {
+    if (this.gone()) {
       // Gone between the lock's arrival and now: the handler must not run for nobody.
       await lock.release();
       throw this.notAcquired(this.waiting.signal.reason);
@@ -146,12 +151,17 @@ export class LockedHandlerCall {
     return this.session;
   }
 
+  /** Nobody waits for this call's answer any more. */
+  private gone(): boolean {
+    return this.abandoned || this.ended || this.waiting.signal.aborted;
+  }
+
   /** What the call answers when the wait for the lock failed or was aborted. */
   private notAcquired(error: unknown): unknown {
     const reason: unknown = this.waiting.signal.reason;
     if (reason instanceof ClientGoneError) return reason;
-    // Unsubscribed: nobody listens; the abort is not an error worth mapping.
-    if (this.abandoned) return new ClientGoneError(this.metadata.where);
+    // Unsubscribed or ended: nobody listens; the abort is not an error worth mapping.
+    if (this.abandoned || this.ended) return new ClientGoneError(this.metadata.where);
     return this.mapped(error, 'acquire');
   }
 
@@ -191,7 +201,10 @@ export class LockedHandlerCall {
     const session = this.session;
     if (session === undefined) {
       // No lock was taken: a pipe failed, the lock was not acquired (the error is already
-      // mapped), or the call was skipped. Nothing to release.
+      // mapped), or the call was skipped. Nothing to release; a method invoked later (pipes
+      // still running) must not lock for nobody.
+      this.ended = true;
+      this.waiting.abort();
       if (this.abandoned) return;
       if (outcome !== undefined) this.subscriber.error(outcome.error);
       else this.subscriber.complete();
