@@ -59,7 +59,9 @@ export function boundArguments(
   return (source, key) => {
     if (source === 'args') {
       // {args.N}: the method's own arguments, as received.
-      return key !== undefined && Number(key) < args.length ? { value: args[Number(key)] } : undefined;
+      return key !== undefined && Number(key) < args.length
+        ? { value: args[Number(key)] }
+        : undefined;
     }
     const type = types[source];
     if (type === undefined) return undefined;

@@ -17,7 +17,7 @@ import { APP_INTERCEPTOR, ExternalContextCreator, Reflector } from '@nestjs/core
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { defer, lastValueFrom, Observable, of } from 'rxjs';
+import { defer, lastValueFrom, Observable } from 'rxjs';
 import request from 'supertest';
 import {
   CurrentLock,
