@@ -66,6 +66,19 @@ describe('the README minimal app', () => {
     expect(response.body).toEqual({ id: 3, quantity: 99 });
   });
 
+  it('locks the id the handler receives: /stock/005 waits for stock:5', async () => {
+    const lock = await app.get(RedlockService).acquire('stock:5');
+    let settled = false;
+    const pending = post('/stock/005/decrement').then((response) => {
+      settled = true;
+      return response;
+    });
+    await sleep(500);
+    expect(settled).toBe(false); // ParseIntPipe made 005 the number 5: the lock is stock:5
+    await lock.release();
+    expect((await pending).body).toEqual({ id: 5, quantity: 99 });
+  });
+
   it('restock takes the same lock through RedlockService', async () => {
     const lock = await app.get(RedlockService).acquire('stock:4');
     let settled = false;
