@@ -58,7 +58,10 @@ function main() {
       relative = path.join('included', block.include);
       text = block.code;
     } else {
-      relative = path.join('blocks', `${block.doc.replace(/[/.]/g, '_')}_L${block.line}.ts`);
+      const name = `${block.doc.replace(/[/.]/g, '_')}_L${block.line}.ts`;
+      relative = block.beside
+        ? path.join('included', block.beside, name)
+        : path.join('blocks', name);
       if (block.kind === 'file') {
         text = block.code;
       } else if (block.kind === 'fragment') {

@@ -11,6 +11,8 @@
 // - a file of this repository, included verbatim: an HTML comment `<!-- include: path -->` right
 //   before the block. Its text must equal the file's, and it is type-checked under that path
 //   (so its relative imports resolve to the other included files);
+// - a whole file beside the included ones: `<!-- doc-example: beside sample/minimal -->` right
+//   before the block, so that its relative imports (`./app.module`) resolve to that folder's files;
 // - not checked: `<!-- doc-example: skip <reason> -->` right before the block; the reason is
 //   required and printed by the checker.
 'use strict';
@@ -61,8 +63,14 @@ function extractBlocks(doc) {
     if (marker && marker[1] === 'include') block.include = marker[2];
     if (marker && marker[1] === 'doc-example') {
       const skip = /^skip\s+(\S.*)$/.exec(marker[2]);
-      if (!skip) throw new Error(`${doc}:${startLine - 1}: "doc-example: skip <reason>" expected`);
-      block.skip = skip[1];
+      const beside = /^beside\s+(\S+)$/.exec(marker[2]);
+      if (skip) block.skip = skip[1];
+      else if (beside) block.beside = beside[1];
+      else {
+        throw new Error(
+          `${doc}:${startLine - 1}: "doc-example: skip <reason>" or "doc-example: beside <folder>" expected`,
+        );
+      }
     }
     blocks.push(block);
   }

@@ -20,6 +20,7 @@ interface DocBlock {
   kind: 'file' | 'fragment' | 'members' | 'statements';
   code: string;
   include?: string;
+  beside?: string;
   skip?: string;
 }
 
