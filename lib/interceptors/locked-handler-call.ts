@@ -9,6 +9,7 @@ import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
 import { lockedContextOf } from '../locked/locked-context';
 import type { LockedMetadata } from '../locked/locked-metadata';
 import { lockedScope, type LockedHandoff } from '../locked/locked-scope';
+import { endAfterMinHold } from '../locked/min-hold';
 import { holdWhileSent, respondsItself, streamOf } from '../locked/stream-hold';
 import type { RedlockService } from '../redlock.service';
 
@@ -73,6 +74,7 @@ export class LockedHandlerCall {
   private readonly waiting = new AbortController();
   /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
   private work: Promise<unknown> = Promise.resolve();
+  private acquiredAt = 0;
 
   constructor(
     private readonly subscriber: Subscriber<unknown>,
@@ -147,6 +149,7 @@ export class LockedHandlerCall {
       await lock.release();
       throw this.notAcquired(this.waiting.signal.reason);
     }
+    this.acquiredAt = performance.now();
     this.session = this.redlock.redlock.session(lock, this.metadata.lockOptions);
     return this.session;
   }
@@ -265,7 +268,7 @@ export class LockedHandlerCall {
     const session = this.session;
     if (session === undefined) return undefined;
     await this.work;
-    return session.end();
+    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock);
   }
 
   private stopChain(): void {

@@ -2,7 +2,12 @@ import { LockResourceError, RedlockConfigError, type LockOptions } from '../core
 import type { LockedErrorMapper } from '../exceptions/locked-error-mapper';
 import type { BoundArguments } from './bound-arguments';
 import type { LockedContext } from './locked-context';
-import { validateLockedOptions, type LockedOnBusy, type LockedOptions } from './locked-options';
+import {
+  minHoldOf,
+  validateLockedOptions,
+  type LockedOnBusy,
+  type LockedOptions,
+} from './locked-options';
 import { parseResourceTemplate, type ResourceTemplate } from './resource-template';
 
 /**
@@ -56,6 +61,8 @@ export interface LockedMetadata {
   readonly mapError?: LockedErrorMapper;
   /** What a call does when the lock is held elsewhere (see `LockedOptions.onBusy`). */
   readonly onBusy: LockedOnBusy;
+  /** Shortest hold in ms from the acquisition (see `LockedOptions.minHold`). */
+  readonly minHold: number;
 }
 
 /**
@@ -75,6 +82,7 @@ export function buildLockedMetadata(
   const lockOptions = validateLockedOptions(options, where);
   const mapError = options?.mapError;
   const onBusy = options?.onBusy ?? 'throw';
+  const minHold = minHoldOf(options);
   const shape = {
     kind: method.kind,
     key: method.key ?? '',
@@ -90,6 +98,7 @@ export function buildLockedMetadata(
       lockOptions,
       mapError,
       onBusy,
+      minHold,
     });
   }
   const list: readonly unknown[] = typeof resource === 'string' ? [resource] : resource;
@@ -114,6 +123,7 @@ export function buildLockedMetadata(
     lockOptions,
     mapError,
     onBusy,
+    minHold,
   });
 }
 

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Inject, StreamableFile } from '@nestjs/common';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
 import { isObservable, Observable } from 'rxjs';
-import { RedlockConfigError, type Lock, type LockSession } from '../core';
+import { RedlockConfigError, type Lock, type LockLostError, type LockSession } from '../core';
 import { globalSingleton } from '../core/global-singleton';
 import {
   mapLockedError,
@@ -16,6 +16,7 @@ import { providerLockedContext } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
 import { acquireForCall } from './acquire-for-call';
 import { lockedScope, type LockedHandoff } from './locked-scope';
+import { endAfterMinHold } from './min-hold';
 
 /** A method of a class, as found on its prototype. */
 export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
@@ -178,6 +179,8 @@ function withLock(args: unknown[], metadata: LockedMetadata, lock: Lock): unknow
 /** One call of a wrapped method that takes its own lock. */
 class LockedCall {
   private resources?: readonly string[];
+  private redlock?: RedlockService;
+  private acquiredAt = 0;
 
   constructor(
     private readonly original: AnyMethod,
@@ -198,10 +201,10 @@ class LockedCall {
       this.rejectDeferredWork(result);
     } catch (error) {
       // The method's own error wins, also over a lost lock: it says more about what happened.
-      await session.end();
+      await this.end(session);
       throw error;
     }
-    const lost = await session.end();
+    const lost = await this.end(session);
     if (lost) throw this.fail(lost, 'hold');
     return result;
   }
@@ -242,9 +245,9 @@ class LockedCall {
       // The original threw, or the consumer returned early (a `break` in `for await`): either
       // way it has stopped. Its own error wins; an early return reports no loss (the lock's
       // signal aborted and the core warned when it happened).
-      if (!completed) await session.end();
+      if (!completed) await this.end(session);
     }
-    const lost = await session.end();
+    const lost = await this.end(session);
     if (lost) throw this.fail(lost, 'hold');
     return result;
   }
@@ -279,7 +282,14 @@ class LockedCall {
       },
     );
     if (lock === undefined) return undefined; // busy, onBusy: 'skip'
+    this.redlock = redlock;
+    this.acquiredAt = performance.now();
     return redlock.redlock.session(lock, this.metadata.lockOptions);
+  }
+
+  /** Ends the lock, no earlier than `minHold` after its acquisition. */
+  private end(session: LockSession): Promise<LockLostError | undefined> {
+    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock!);
   }
 
   /** Runs `work` in the lock's scopes: the core's (`currentLock()`) and `@CurrentLock()`'s. */
