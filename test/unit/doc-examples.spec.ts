@@ -79,3 +79,37 @@ describe('doc examples', () => {
     }
   });
 });
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+function slug(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+}
+
+function anchorsOf(file: string): Set<string> {
+  const text = fs.readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
+  return new Set([...text.matchAll(/^#{1,6} (.*)$/gm)].map(([, heading]) => slug(heading)));
+}
+
+describe('doc links', () => {
+  const docs = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).map((f) => `docs/${f}`)]
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => [f] as const);
+
+  it.each(docs)('every relative link of %s reaches its file and heading', (doc) => {
+    const text = fs.readFileSync(path.join(root, doc), 'utf8').replace(/```[\s\S]*?```/g, '');
+    const broken: string[] = [];
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+      const [file, anchor] = target.split('#');
+      const resolved =
+        file === '' ? path.join(root, doc) : path.join(root, path.dirname(doc), file);
+      if (!fs.existsSync(resolved)) broken.push(target);
+      else if (anchor !== undefined && !anchorsOf(resolved).has(anchor)) broken.push(target);
+    }
+    expect(broken).toEqual([]);
+  });
+});
