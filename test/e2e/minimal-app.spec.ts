@@ -93,4 +93,24 @@ describe('the README minimal app', () => {
     await lock.release();
     expect((await pending).body).toEqual({ id: 4, quantity: 105 });
   });
+
+  it('answers 409 with Retry-After once its 10 s wait is spent on a held lock', async () => {
+    const lock = await app.get(RedlockService).acquire('stock:6', { ttl: 30_000 });
+    try {
+      const started = performance.now();
+      const response = await post('/stock/6/decrement');
+      expect(response.status).toBe(409);
+      expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(9_000);
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it('answers 503 when a quorum of its nodes is down (last: kills two of three)', async () => {
+    await fleet.nodes[1].kill();
+    await fleet.nodes[2].kill();
+    const response = await post('/stock/7/decrement');
+    expect(response.status).toBe(503);
+  });
 });
