@@ -66,6 +66,7 @@ export class LockedExplorer implements OnModuleInit {
       const type = classOf(wrapper);
       for (const { method, metadata } of lockedMethodsOf(type?.prototype)) {
         this.checkOptions(metadata);
+        checkSkipConsumer(type!, method, metadata);
         this.checkHandler(wrapper, type!, method, metadata);
       }
     }
@@ -80,6 +81,7 @@ export class LockedExplorer implements OnModuleInit {
       if (locked.length === 0) continue;
       for (const { method, metadata } of locked) {
         this.checkOptions(metadata);
+        checkSkipConsumer(prototype.constructor as Class, method, metadata);
         checkProviderMethod(method, metadata);
       }
       if (wrapper.isDependencyTreeStatic()) {
@@ -211,6 +213,42 @@ function checkProviderMethod(method: Method, metadata: LockedMetadata): void {
       'cannot be locked: a lock is taken asynchronously, so a locked provider method cannot keep a synchronous return; declare it `async`',
     );
   }
+}
+
+/**
+ * Queue consumers, by the metadata their decorators write (strings: none of these packages is a
+ * dependency): a BullMQ `@Processor` class, a Bull `@Processor` class or `@Process` method, a
+ * microservice `@EventPattern` handler (handler type 2: an event, acknowledged when the handler
+ * returns).
+ */
+function queueConsumer(type: Class, method: Method): string | undefined {
+  if (Reflect.hasMetadata('bullmq:processor_metadata', type)) return 'a BullMQ @Processor';
+  if (
+    Reflect.hasMetadata('bull:module_queue', type) ||
+    Reflect.hasMetadata('bull:module_queue_process', method)
+  ) {
+    return 'a Bull @Processor';
+  }
+  if (Reflect.getMetadata('microservices:handler_type', method) === 2) {
+    return 'an @EventPattern handler';
+  }
+  return undefined;
+}
+
+/**
+ * `onBusy: 'skip'` on a queue consumer would complete a job (or acknowledge an event) that never
+ * ran: the queue would count it done. Refused at bootstrap; `'throw'` fails the job instead, and
+ * the queue retries it with its backoff (BullMQ `attempts`), which is the deferral users need.
+ */
+function checkSkipConsumer(type: Class, method: Method, metadata: LockedMetadata): void {
+  if (metadata.onBusy !== 'skip') return;
+  const consumer = queueConsumer(type, method);
+  if (consumer === undefined) return;
+  throw new RedlockConfigError(
+    `${metadata.where} options.onBusy`,
+    'skip',
+    `would mark a job that never ran as done: the method is ${consumer}; use onBusy: 'throw' (the job fails while another owner holds the lock, and the queue retries it with its attempts/backoff)`,
+  );
 }
 
 function templateError(

@@ -44,6 +44,6 @@ export interface LockedScope {
  * must see the same scope, or `@CurrentLock()` from one would miss the lock taken by the other.
  */
 export const lockedScope = globalSingleton(
-  'lockedScope@2',
+  'lockedScope@1',
   () => new AsyncLocalStorage<LockedScope>(),
 );
