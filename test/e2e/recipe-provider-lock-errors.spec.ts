@@ -1,15 +1,13 @@
 import { Controller, Injectable, type INestApplication, Param, Post } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Locked, RedlockModule, RedlockService } from 'nestjs-redlock';
-import { LockErrorsFilter } from '../../sample/recipes/lock-errors.filter';
 import { startFleet, type RedisFleet } from '../support/fleet';
 
 /**
- * docs/recipes.md (CQRS): a `@Locked` provider method reached from an HTTP handler rethrows its
- * lock errors as they are; the recipe's filter (sample/recipes/lock-errors.filter.ts, included in
- * the doc verbatim) gives them @Locked's HTTP answers.
+ * docs/recipes.md (CQRS): a `@Locked` provider method reached from an HTTP handler — its lock
+ * errors get the HTTP answers from the filter the module installs (409 with Retry-After), and
+ * are Nest's generic 500 with `lockErrorFilter: false`.
  */
 
 @Injectable()
@@ -42,23 +40,25 @@ afterAll(async () => {
 
 async function boot(withFilter: boolean): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
-    imports: [RedlockModule.forRoot({ nodes: fleet.urls() })],
-    controllers: [AccountsController],
-    providers: [
-      Accounts,
-      ...(withFilter ? [{ provide: APP_FILTER, useClass: LockErrorsFilter }] : []),
+    imports: [
+      RedlockModule.forRoot({
+        nodes: fleet.urls(),
+        ...(withFilter ? {} : { lockErrorFilter: false }),
+      }),
     ],
+    controllers: [AccountsController],
+    providers: [Accounts],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   await app.init();
   return app;
 }
 
-describe('the recipe filter for lock errors below a handler', () => {
+describe('lock errors of a @Locked provider method below an HTTP handler', () => {
   it.each([
-    ['with the filter', true, 409],
-    ['without it', false, 500],
-  ])('%s, a busy lock answers %i', async (_label, withFilter, status) => {
+    ['with the module filter (default)', 409, true],
+    ['with lockErrorFilter: false', 500, false],
+  ])('%s, a busy lock answers %i', async (_label, status, withFilter) => {
     const app = await boot(withFilter);
     try {
       const lock = await app.get(RedlockService).acquire('account:a1', { ttl: 5_000 });
