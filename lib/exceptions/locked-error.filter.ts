@@ -11,11 +11,7 @@ import { responseHeaderSetter } from '../locked/response-header';
 import type { RedlockModuleOptions } from '../redlock-module-options';
 import { LockedCallException } from './locked-call.exception';
 import { mapLockedError, type LockedErrorStage } from './locked-error-mapper';
-
-/** What a WebSocket client object offers for an answer (socket.io; `ws` has no `emit`). */
-interface WsClient {
-  emit?: (event: string, payload: unknown) => unknown;
-}
+import { answerWs } from './ws-answer';
 
 /**
  * The module's global exception filter (installed by `RedlockModule` unless
@@ -27,7 +23,10 @@ interface WsClient {
  * - RPC: the error payload `{ status: 'error', code, message, retryAfterMs? }`, as an
  *   `RpcException` with that object sends it;
  * - WebSocket: that payload as the `exception` event, as a `WsException` sends it, and to the
- *   client's ack callback when the message had one (a socket.io `emitWithAck` gets an answer);
+ *   client's ack callback when the message had one (a socket.io `emitWithAck` gets an answer).
+ *   Nest applies no global filter to gateways: a `@Locked` gateway handler is answered by
+ *   `LockedInterceptor` itself; for provider methods called from a gateway, bind this filter
+ *   there: `@UseFilters(new LockedErrorFilter())`;
  * - GraphQL: rethrown; graphql-js makes it the field's `GraphQLError` with `extensions.code`.
  *
  * It catches only the typed lock errors and {@link LockedCallException}; the module's
@@ -53,8 +52,8 @@ export class LockedErrorFilter implements ExceptionFilter {
    *   through it (Express or Fastify), as Nest's own filter sends them.
    */
   constructor(
-    private readonly options: RedlockModuleOptions,
-    private readonly adapterHost: HttpAdapterHost | undefined,
+    private readonly options: Pick<RedlockModuleOptions, 'mapLockedError'> = {},
+    private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): Observable<never> | void {
@@ -67,16 +66,8 @@ export class LockedErrorFilter implements ExceptionFilter {
         return new BaseExceptionFilter(this.adapterHost?.httpAdapter).catch(answer, host);
       case 'rpc':
         return throwError(() => payloadOf(answer));
-      case 'ws': {
-        const payload = payloadOf(answer);
-        const ws = host.switchToWs();
-        ws.getClient<WsClient | undefined>()?.emit?.('exception', payload);
-        // socket.io passes the client's ack callback as the handler's last argument.
-        const args = host.getArgs<unknown[]>();
-        const ack = args.length > 2 ? args[args.length - 1] : undefined;
-        if (typeof ack === 'function') (ack as (answer: unknown) => void)(payload);
-        return;
-      }
+      case 'ws':
+        return answerWs(host, payloadOf(answer));
       default:
         throw answer;
     }

@@ -2,7 +2,9 @@ import type { Readable } from 'node:stream';
 import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import type { Subscriber, Subscription } from 'rxjs';
 import { LockLostError, RedlockConfigError, type Lock, type LockSession } from '../core';
+import { LockedCallException } from '../exceptions/locked-call.exception';
 import type { LockedErrorStage } from '../exceptions/locked-error-mapper';
+import { answerWs } from '../exceptions/ws-answer';
 import { acquireForCall } from '../locked/acquire-for-call';
 import { boundArguments } from '../locked/bound-arguments';
 import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
@@ -209,7 +211,7 @@ export class LockedHandlerCall {
       this.ended = true;
       this.waiting.abort();
       if (this.abandoned) return;
-      if (outcome !== undefined) this.subscriber.error(outcome.error);
+      if (outcome !== undefined) this.answerError(outcome.error);
       else this.subscriber.complete();
       return;
     }
@@ -285,6 +287,20 @@ export class LockedHandlerCall {
   }
 
   private fail(error: unknown, stage: LockedErrorStage): void {
-    this.subscriber.error(this.mapped(error, stage));
+    this.answerError(this.mapped(error, stage));
+  }
+
+  /**
+   * Fails the call. A lock error of a gateway handler is answered here (the `exception` event
+   * and the ack): Nest applies no global exception filter to gateways, and its own would send
+   * "Internal server error" for anything but its `WsException`.
+   */
+  private answerError(error: unknown): void {
+    if (this.context.getType() === 'ws' && error instanceof LockedCallException) {
+      answerWs(this.context, error.payload);
+      this.subscriber.complete();
+      return;
+    }
+    this.subscriber.error(error);
   }
 }
