@@ -92,48 +92,63 @@ function main() {
     checked++;
   }
 
-  fs.writeFileSync(
-    path.join(work, 'tsconfig.json'),
-    JSON.stringify(
-      {
-        compilerOptions: {
-          strict: true,
-          experimentalDecorators: true,
-          emitDecoratorMetadata: true,
-          isolatedModules: true,
-          target: 'ES2022',
-          lib: ['ES2022', 'esnext.disposable'],
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          esModuleInterop: true,
-          skipLibCheck: true,
-          noEmit: true,
-          types: ['node'],
-          typeRoots: [path.join(root, 'node_modules', '@types')],
-        },
-        files,
-      },
-      null,
-      2,
-    ),
-  );
-
+  // Two passes, one per build of the package: a CommonJS app (`require` → dist/index.d.ts, as a
+  // Nest 11 CLI project compiles) and an ESM one (`import` → dist/index.d.mts).
+  // The folder's package.json `type` says which format the examples are, as in an app.
+  const passes = {
+    commonjs: { module: 'nodenext', moduleResolution: 'nodenext' },
+    module: { module: 'esnext', moduleResolution: 'bundler' },
+  };
   let output = '';
-  try {
-    execFileSync(
-      process.execPath,
-      [
-        path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-        '-p',
-        work,
-        '--pretty',
-        'false',
-      ],
-      { cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  for (const [name, resolution] of Object.entries(passes)) {
+    fs.writeFileSync(path.join(work, 'package.json'), JSON.stringify({ type: name }));
+    const tsconfig = path.join(work, `tsconfig.${name}.json`);
+    fs.writeFileSync(
+      tsconfig,
+      JSON.stringify(
+        {
+          compilerOptions: {
+            strict: true,
+            experimentalDecorators: true,
+            emitDecoratorMetadata: true,
+            isolatedModules: true,
+            target: 'ES2022',
+            lib: ['ES2022', 'esnext.disposable'],
+            ...resolution,
+            esModuleInterop: true,
+            skipLibCheck: true,
+            noEmit: true,
+            types: ['node'],
+            typeRoots: [path.join(root, 'node_modules', '@types')],
+          },
+          files,
+        },
+        null,
+        2,
+      ),
     );
-  } catch (error) {
-    output = `${error.stdout ?? ''}${error.stderr ?? ''}`;
-    if (output.trim() === '') throw error;
+    try {
+      execFileSync(
+        process.execPath,
+        [
+          path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+          '-p',
+          tsconfig,
+          '--pretty',
+          'false',
+        ],
+        { cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+    } catch (error) {
+      const out = `${error.stdout ?? ''}${error.stderr ?? ''}`;
+      if (out.trim() === '') throw error;
+      output += out
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => (/^(.+?)\((\d+),(\d+)\): /.test(l) ? `${l} [${name}]` : l))
+        .join('\n');
+      output += '\n';
+    }
   }
   for (const line of output.split('\n').filter((l) => l.trim() !== '')) {
     const at = /^(.+?)\((\d+),(\d+)\): (.*)$/.exec(line);
@@ -156,7 +171,7 @@ function main() {
     process.exit(1);
   }
   console.log(
-    `doc examples: ${checked} TypeScript blocks type-checked against dist/ (strict, decorators, isolatedModules), ${skipped.length} marked not checked`,
+    `doc examples: ${checked} TypeScript blocks type-checked against dist/, as a CommonJS and as an ESM app (strict, decorators, isolatedModules), ${skipped.length} marked not checked`,
   );
 }
 
