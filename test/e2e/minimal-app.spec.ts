@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RedlockService } from 'nestjs-redlock';
 import request from 'supertest';
@@ -92,6 +93,37 @@ describe('the README minimal app', () => {
     expect(settled).toBe(false);
     await lock.release();
     expect((await pending).body).toEqual({ id: 4, quantity: 105 });
+  });
+
+  it('runs on Fastify too (docs/recipes.md: another main.ts), taking the same lock', async () => {
+    const { AppModule } = (await import('../../sample/minimal/app.module')) as {
+      AppModule: typeof AppModuleClass;
+    };
+    const fastify = await NestFactory.create<NestFastifyApplication>(
+      AppModule,
+      new FastifyAdapter(),
+      { logger: false },
+    );
+    await fastify.init();
+    await fastify.getHttpAdapter().getInstance().ready();
+    try {
+      const lock = await app.get(RedlockService).acquire('stock:8'); // held by the Express app
+      let settled = false;
+      const pending = request(fastify.getHttpServer())
+        .post('/stock/008/decrement')
+        .then((response) => {
+          settled = true;
+          return response;
+        });
+      await sleep(500);
+      expect(settled).toBe(false);
+      await lock.release();
+      const response = await pending;
+      expect(response.status).toBe(201);
+      expect(response.body).toEqual({ id: 8, quantity: 99 });
+    } finally {
+      await fastify.close();
+    }
   });
 
   it('answers 409 with Retry-After once its 10 s wait is spent on a held lock', async () => {
