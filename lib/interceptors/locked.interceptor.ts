@@ -1,6 +1,7 @@
 import {
   Inject,
   Injectable,
+  Optional,
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
@@ -12,6 +13,7 @@ import {
   type LockedErrorContext,
   type LockedErrorStage,
 } from '../exceptions/locked-error-mapper';
+import { RedlockConfigError } from '../core';
 import { LOCKED_METADATA, type LockedMetadata } from '../locked/locked-metadata';
 import { lockedScope } from '../locked/locked-scope';
 import { responseHeaderSetter } from '../locked/response-header';
@@ -55,10 +57,17 @@ import { LockedHandlerCall } from './locked-handler-call';
  */
 @Injectable()
 export class LockedInterceptor implements NestInterceptor {
+  /**
+   * The lock manager and options are optional so that an app without `RedlockModule` fails its
+   * bootstrap on the `@Locked` class's own dependency, whose message says to import
+   * `RedlockModule.forRoot()` (see `injectLockManager`), not on this interceptor's.
+   */
   constructor(
     private readonly reflector: Reflector,
-    private readonly redlock: RedlockService,
-    @Inject(REDLOCK_MODULE_OPTIONS) private readonly moduleOptions: RedlockModuleOptions,
+    @Optional() private readonly redlock?: RedlockService,
+    @Optional()
+    @Inject(REDLOCK_MODULE_OPTIONS)
+    private readonly moduleOptions?: RedlockModuleOptions,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -70,13 +79,22 @@ export class LockedInterceptor implements NestInterceptor {
     // Another LockedInterceptor already locks this handler for this very call.
     if (lockedScope.getStore()?.handoff?.metadata === metadata) return next.handle();
 
+    const redlock = this.redlock;
+    if (redlock === undefined) {
+      // Fail closed: without its lock manager the handler must not run at all.
+      throw new RedlockConfigError(
+        metadata.where,
+        'no RedlockService',
+        'needs RedlockModule: import RedlockModule.forRoot({ nodes }) in your root module',
+      );
+    }
     return new Observable<unknown>((subscriber) => {
       const call = new LockedHandlerCall(
         subscriber,
         context,
         next,
         metadata,
-        this.redlock,
+        redlock,
         (error, stage, resources) => this.mapError(error, metadata, context, stage, resources),
       );
       call.start();
@@ -102,7 +120,7 @@ export class LockedInterceptor implements NestInterceptor {
     };
     return mapLockedError(error, errorContext, [
       metadata.mapError,
-      this.moduleOptions.mapLockedError,
+      this.moduleOptions?.mapLockedError,
     ]);
   }
 }

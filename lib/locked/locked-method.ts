@@ -29,9 +29,17 @@ export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  * two applications in one process. Symbols: invisible to `Object.keys` and `JSON.stringify`;
  * registered ones (`Symbol.for`), so that the ESM and CommonJS builds of this package, loaded
  * side by side, read the same property.
+ *
+ * The descriptions are what Nest prints when it cannot resolve them — an app that uses
+ * `@Locked` without `RedlockModule` — so they say what to do ("…the "Symbol(…)" property is
+ * available in the current context").
  */
-const LOCK_MANAGER = Symbol.for('nestjs-redlock:RedlockService');
-const LOCK_MODULE_OPTIONS = Symbol.for('nestjs-redlock:RedlockModuleOptions');
+const LOCK_MANAGER = Symbol.for(
+  'nestjs-redlock: @Locked needs RedlockService: import RedlockModule.forRoot({ nodes }) in your root module',
+);
+const LOCK_MODULE_OPTIONS = Symbol.for(
+  'nestjs-redlock: @Locked needs the RedlockModule options: import RedlockModule.forRoot({ nodes }) in your root module',
+);
 
 interface LockManaged {
   [LOCK_MANAGER]?: RedlockService;
