@@ -23,9 +23,12 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { APP_FILTER, NestFactory } from '@nestjs/core';
+import { RpcException } from '@nestjs/microservices';
 import { Cron, CronExpression, Interval } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
+import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import {
