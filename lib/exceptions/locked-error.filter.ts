@@ -21,7 +21,8 @@ import { answerWs } from './ws-answer';
  * otherwise be a 500 / "Internal server error" logged with a stack:
  * - HTTP (Express, Fastify): 409 + `Retry-After` / 503 / 500 (400 for a bad template value);
  * - RPC: the error payload `{ status: 'error', code, message, retryAfterMs? }`, as an
- *   `RpcException` with that object sends it;
+ *   `RpcException` with that object sends it (a hybrid app's microservice needs
+ *   `connectMicroservice(options, { inheritAppConfig: true })` to get global filters);
  * - WebSocket: that payload as the `exception` event, as a `WsException` sends it, and to the
  *   client's ack callback when the message had one (a socket.io `emitWithAck` gets an answer).
  *   Nest applies no global filter to gateways: a `@Locked` gateway handler is answered by
