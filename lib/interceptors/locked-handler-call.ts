@@ -77,6 +77,9 @@ export class LockedHandlerCall {
   /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
   private work: Promise<unknown> = Promise.resolve();
   private acquiredAt = 0;
+  /** The method resolved to one value: it is held back until the release (see `single`). */
+  private singleValue = false;
+  private held?: { value: unknown };
 
   constructor(
     private readonly subscriber: Subscriber<unknown>,
@@ -97,6 +100,9 @@ export class LockedHandlerCall {
           () => undefined,
           () => undefined,
         );
+      },
+      single: () => {
+        this.singleValue = true;
       },
     };
     // Nest binds the handler's async context when handle() is called, so handle() — not only
@@ -181,6 +187,13 @@ export class LockedHandlerCall {
       void this.afterResponse(this.writesItself(), []);
       return;
     }
+    if (stream === undefined && this.singleValue && this.session !== undefined) {
+      // One value (a Promise's or a plain result): answered after the release, so that a lock
+      // lost while the method ran fails the call — RPC and WebSocket transports send the first
+      // value at once, before the completion HTTP waits for.
+      this.held = { value };
+      return;
+    }
     if (stream !== undefined && this.session !== undefined) {
       if (this.context.getType() !== 'http') {
         stream.destroy();
@@ -243,8 +256,9 @@ export class LockedHandlerCall {
       return;
     }
     void this.release().then((lost) => {
-      if (lost) this.fail(lost, 'hold');
-      else this.subscriber.complete();
+      if (lost) return this.fail(lost, 'hold');
+      if (this.held !== undefined) this.subscriber.next(this.held.value);
+      this.subscriber.complete();
     });
   }
 

@@ -168,6 +168,7 @@ async function lockHandlerCall(
   const settled = Promise.resolve(result);
   handoff.running(settled);
   const value = await settled;
+  if (!isObservable(value)) handoff.single();
   if (isObservable(value)) {
     const source = value;
     return new Observable<unknown>((subscriber) => enter(() => source.subscribe(subscriber)));

@@ -20,6 +20,11 @@ export interface LockedHandoff {
   take(args: readonly unknown[]): Promise<LockSession | undefined>;
   /** The method's own work (its Promise): the lock is not released before it settles. */
   running(work: Promise<unknown>): void;
+  /**
+   * The method resolved to one value (not an Observable): it is answered only after the
+   * release, so that a lock lost meanwhile fails the call instead of a success going out first.
+   */
+  single(): void;
 }
 
 /** The async context of a `@Locked` call. */

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import {
   Controller,
@@ -36,6 +37,10 @@ import { releasePort, reservePort } from '../support/ports';
  * lock is not logged as an error.
  */
 
+/** A lease the handler outlives: no auto-extension, 1 s (4 × the nodeTimeout of 250 ms). */
+const LOSES_LOCK = { ttl: 1_000, autoExtend: false };
+const SLOW_MS = 1_600;
+
 /** A resource name built from user data: it must never reach a caller. */
 const ID = 'alice@example.com';
 
@@ -70,6 +75,21 @@ class AccountsController {
     return { id: data.id };
   }
 
+  /** Outlives its lease (no auto-extension): the lock is lost while it runs. */
+  @Post(':id/slow')
+  @Locked('slow:{id}', LOSES_LOCK)
+  async slow(@Param('id') id: string) {
+    await delay(SLOW_MS);
+    return { id };
+  }
+
+  @MessagePattern('slow')
+  @Locked('slow:{data.id}', LOSES_LOCK)
+  async rpcSlow(@Payload() data: { id: string }) {
+    await delay(SLOW_MS);
+    return { id: data.id };
+  }
+
   @MessagePattern('command')
   rpcCommand(@Payload() data: { id: string }) {
     return this.accounts.debit(data.id);
@@ -85,6 +105,13 @@ class AccountsGateway {
   @SubscribeMessage('debit')
   @Locked('account:{data.id}', { wait: 0 })
   debit(@MessageBody() data: { id: string }) {
+    return { id: data.id };
+  }
+
+  @SubscribeMessage('slow')
+  @Locked('slow:{data.id}', LOSES_LOCK)
+  async slow(@MessageBody() data: { id: string }) {
+    await delay(SLOW_MS);
     return { id: data.id };
   }
 
@@ -106,6 +133,13 @@ class AccountsResolver {
   @Mutation(() => String)
   @Locked('account:{args.0}', { wait: 0 })
   debit(@Args('id') id: string): string {
+    return id;
+  }
+
+  @Mutation(() => String)
+  @Locked('slow:{args.0}', LOSES_LOCK)
+  async slow(@Args('id') id: string): Promise<string> {
+    await delay(SLOW_MS);
     return id;
   }
 
@@ -312,6 +346,21 @@ describe.each(['debit', 'command'])(
     });
   },
 );
+
+it('a lock lost while the handler ran: 500 / LOCK_LOST in every transport', async () => {
+  const http = await request(up.http).post(path('slow'));
+  const rpc: unknown = await firstValueFrom(up.rpc.send('slow', { id: ID })).catch((e) => e);
+  const ws: unknown = await up.ws.timeout(10_000).emitWithAck('slow', { id: ID });
+  const graphql = await request(up.http)
+    .post('/graphql')
+    .send({ query: `mutation { slow(id: ${JSON.stringify(ID)}) }` });
+  expect(http.status).toBe(500);
+  const lostPayload = { status: 'error', code: 'LOCK_LOST', message: expect.any(String) };
+  expect(rpc).toEqual(lostPayload);
+  expect(ws).toEqual(lostPayload);
+  expect(graphql.body.errors[0].extensions).toMatchObject({ code: 'LOCK_LOST' });
+  expectNoSecrets([http.body, rpc, ws, graphql.body.errors[0].message]);
+});
 
 it('a free lock runs the handler in every transport', async () => {
   await held.release();
