@@ -28,4 +28,17 @@ export interface RedlockModuleOptions extends Omit<RedlockOptions, 'logger'> {
    * mapLockedError: (error, ctx) => (ctx.type === 'rpc' ? new RpcException(String(error)) : undefined)
    */
   mapLockedError?: LockedErrorMapper;
+  /**
+   * Readiness at bootstrap, in ms: wait up to this long for a quorum of the nodes to answer
+   * (a `PING`, as `health()` does) before the application finishes starting, and fail the
+   * bootstrap with a `RedlockError` if none did — so that an instance whose lock nodes are all
+   * unreachable is not reported ready (a Kubernetes readiness probe on the listening port) only
+   * to fail its first locked call. `0` starts without waiting: the lock manager must be able to
+   * start while a majority of its nodes is down, and calls then fail with 503 until they are
+   * back. `Infinity` waits as long as it takes.
+   * @default 0
+   * @example
+   * RedlockModule.forRoot({ nodes, awaitQuorum: 30_000 })   // up to 30 s for a quorum, else fail
+   */
+  awaitQuorum?: number;
 }

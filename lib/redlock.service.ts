@@ -11,6 +11,7 @@ import { validateNodes } from './core/redlock';
 import {
   Redlock,
   RedlockConfigError,
+  RedlockError,
   type HeldLockInfo,
   type Lock,
   type LockInspection,
@@ -19,6 +20,7 @@ import {
   type RedlockHealth,
   type Resources,
 } from './core';
+import { releaseKeptLocks } from './locked/min-hold';
 import { assertKnownModuleOptions } from './module-option-names';
 import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock-module-options';
@@ -46,6 +48,9 @@ export class RedlockService
 {
   private core?: Redlock;
   private readonly create: () => Redlock;
+  private readonly logger = new Logger(REDLOCK_LOGGER_CONTEXT);
+  private readonly nodeCount: number;
+  private readonly awaitQuorum: number;
 
   constructor(@Inject(REDLOCK_MODULE_OPTIONS) options: RedlockModuleOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -56,13 +61,26 @@ export class RedlockService
       );
     }
     assertKnownModuleOptions(options);
-    // mapLockedError is read by the interceptor and the explorer; the core never sees it.
-    const { nodes, mapLockedError: _mapLockedError, ...settings } = options;
+    // mapLockedError is read by the interceptor and the explorer, awaitQuorum here; the core
+    // sees neither.
+    const { nodes, mapLockedError: _mapLockedError, awaitQuorum, ...settings } = options;
+    if (
+      awaitQuorum !== undefined &&
+      (typeof awaitQuorum !== 'number' || Number.isNaN(awaitQuorum) || awaitQuorum < 0)
+    ) {
+      throw new RedlockConfigError(
+        'awaitQuorum',
+        awaitQuorum,
+        'must be a number of ms ≥ 0 (0: do not wait; Infinity: wait until a quorum answers)',
+      );
+    }
+    this.awaitQuorum = awaitQuorum ?? 0;
     // Bad options and node lists fail here, as the provider is created; what needs the nodes'
     // adapters (user clients' settings, fencing support) when the core is created, at the latest
     // in onModuleInit: still the bootstrap.
     resolveOptions(settings);
     validateNodes(nodes);
+    this.nodeCount = Array.isArray(nodes) ? nodes.length : 0;
     this.create = () =>
       new Redlock(nodes, { ...settings, logger: new Logger(REDLOCK_LOGGER_CONTEXT) });
   }
@@ -143,15 +161,50 @@ export class RedlockService
    * Waits (bounded) for the nodes' connections and fails the bootstrap with RedlockConfigError
    * when two entries of `nodes` are one Redis server (same `run_id`): it would vote twice.
    * Unreachable nodes do not fail the bootstrap — a lock manager must start while a minority
-   * (or, until it comes back, even a majority) of its nodes is down.
+   * (or, until it comes back, even a majority) of its nodes is down — unless `awaitQuorum`
+   * asks for a quorum first. A single node is logged: it has no fault tolerance.
    */
   async onModuleInit(): Promise<void> {
     await this.redlock.ready();
+    if (this.nodeCount === 1) {
+      this.logger.warn(
+        'RedlockModule has one node: no fault tolerance — locks stop while it is down, and a restart without persistence can let two holders in. Use 3 or 5 independent Redis masters in production.',
+      );
+    }
+    if (this.awaitQuorum > 0) await this.waitForQuorum(this.awaitQuorum);
   }
 
-  /** Stops acquiring: waiting acquisitions give up, held locks stay held. */
-  beforeApplicationShutdown(): void {
+  /** `awaitQuorum`: polls `health()` until a quorum answers, or fails the bootstrap. */
+  private async waitForQuorum(budgetMs: number): Promise<void> {
+    const deadline = performance.now() + budgetMs;
+    let told = false;
+    for (;;) {
+      const health = await this.redlock.health();
+      if (health.up) return;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        const down = health.nodes.filter((node) => !node.up).map((node) => node.node);
+        // A failed bootstrap calls no shutdown hook: close the connections this opened.
+        await this.core?.close();
+        throw new RedlockError(
+          `No quorum of lock nodes answered within awaitQuorum (${budgetMs} ms): ${health.nodes.length - down.length} of ${health.nodes.length} up, ${health.quorum} needed (down: ${down.join(', ')})`,
+        );
+      }
+      if (!told) {
+        told = true;
+        this.logger.warn(`Waiting up to ${budgetMs} ms for a quorum of lock nodes (awaitQuorum)`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, left)));
+    }
+  }
+
+  /**
+   * Stops acquiring: waiting acquisitions give up, held locks stay held — except those only
+   * kept for a `@Locked` method's `minHold`, whose work is done: they are released now.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     this.core?.drain();
+    await releaseKeptLocks(this);
   }
 
   /** Reports lost and releases the locks still held; closes the connections the module opened. */

@@ -21,12 +21,12 @@ const INITIAL_STOCK = 100;
 
 const ENDPOINTS = [
   { endpoint: 'decrement-unsafe', locked: false, waits: false, how: 'no lock' },
-  { endpoint: 'decrement', locked: true, waits: true, how: "@Locked('stock:{args.0}'): waits" },
+  { endpoint: 'decrement', locked: true, waits: true, how: "@Locked('stock:{id}'): waits" },
   {
     endpoint: 'decrement-nowait',
     locked: true,
     waits: false,
-    how: "@Locked('stock:{args.0}', { wait: 0 }): 409 when busy",
+    how: "@Locked('stock:{id}', { wait: 0 }): 409 when busy",
   },
 ] as const;
 

@@ -17,12 +17,13 @@ import { APP_INTERCEPTOR, ExternalContextCreator, Reflector } from '@nestjs/core
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { lastValueFrom, Observable, of } from 'rxjs';
+import { defer, lastValueFrom, Observable } from 'rxjs';
 import request from 'supertest';
 import {
   CurrentLock,
   Locked,
   LOCKED_METADATA,
+  LockedCallException,
   LockedInterceptor,
   LockNotAcquiredError,
   LockResourceError,
@@ -553,10 +554,18 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
         RpcHandlers.prototype[method],
       );
       context.setType('rpc');
-      return lastValueFrom(interceptor.intercept(context, { handle: () => of('ran') }));
+      // The chain Nest builds: on subscription it invokes the (wrapped) method, which takes the
+      // lock through the interceptor's call.
+      const handlers = new RpcHandlers();
+      const handle = () =>
+        defer(async () => {
+          await (handlers[method] as (payload: unknown) => unknown)(data);
+          return 'ran';
+        });
+      return lastValueFrom(interceptor.intercept(context, { handle }));
     };
 
-    it('rethrows the typed errors, not HTTP exceptions', async () => {
+    it('answers with LockedCallException codes, not HTTP exceptions', async () => {
       const interceptor = new LockedInterceptor(
         new Reflector(),
         a.get(RedlockService),
@@ -565,14 +574,18 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
       const holder = await b.get(RedlockService).acquire('rpc:1');
       try {
         const busy = await rpcCall(interceptor, 'plain', { id: 1 }).catch((e: unknown) => e);
-        expect(busy).toBeInstanceOf(LockNotAcquiredError);
-        expect((busy as LockNotAcquiredError).reason).toBe('held');
+        expect(busy).toBeInstanceOf(LockedCallException);
+        expect((busy as LockedCallException).payload.code).toBe('LOCK_BUSY');
+        expect((busy as LockedCallException).cause).toBeInstanceOf(LockNotAcquiredError);
         expect(busy).not.toBeInstanceOf(HttpException);
         await expect(rpcCall(interceptor, 'mapped', { id: 1 })).rejects.toThrow('decorator-mapped');
       } finally {
         await holder.release();
       }
-      await expect(rpcCall(interceptor, 'plain', {})).rejects.toBeInstanceOf(LockResourceError);
+      await expect(rpcCall(interceptor, 'plain', {})).rejects.toMatchObject({
+        payload: { code: 'LOCK_RESOURCE_INVALID' },
+        cause: expect.any(LockResourceError),
+      });
       await expect(rpcCall(interceptor, 'plain', { id: 1 })).resolves.toBe('ran');
     });
 
