@@ -251,6 +251,7 @@ export class LockedHandlerCall {
       }
       // Nest reads the body only once the result completes: complete now, and keep the lock
       // until the body has been sent.
+      if (this.held !== undefined) this.subscriber.next(this.held.value);
       this.subscriber.complete();
       void this.afterResponse(writesItself, this.streams);
       return;
