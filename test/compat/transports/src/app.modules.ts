@@ -1,0 +1,34 @@
+import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
+import { Module } from '@nestjs/common';
+import { GraphQLModule } from '@nestjs/graphql';
+import { RedlockModule } from 'nestjs-redlock';
+import { LOCK_OPTIONS, lockNodes } from './env.js';
+import { StockController } from './http.controller.js';
+import { StockRpcController } from './rpc.controller.js';
+import { StockGateway } from './stock.gateway.js';
+import { StockResolver } from './stock.resolver.js';
+import { StockStore } from './stock.store.js';
+
+const redlock = RedlockModule.forRoot({ nodes: lockNodes(), ...LOCK_OPTIONS });
+
+/** HTTP on Fastify. */
+@Module({ imports: [redlock], controllers: [StockController], providers: [StockStore] })
+export class FastifyAppModule {}
+
+/** A microservice on NATS. */
+@Module({ imports: [redlock], controllers: [StockRpcController], providers: [StockStore] })
+export class NatsAppModule {}
+
+/** Apollo GraphQL (code first, schema in memory) on Express. */
+@Module({
+  imports: [
+    redlock,
+    GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
+  ],
+  providers: [StockStore, StockResolver],
+})
+export class GraphqlAppModule {}
+
+/** A socket.io gateway on the Express server. */
+@Module({ imports: [redlock], providers: [StockStore, StockGateway] })
+export class SocketioAppModule {}

@@ -1,0 +1,24 @@
+/** What test/compat/run.mjs and the spec that spawned this instance put in the environment. */
+export function env(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') {
+    throw new Error(`${name} is not set: run npm run test:compat (test/compat/run.mjs)`);
+  }
+  return value;
+}
+
+/** The lock's nodes: real redis-server processes on 127.0.0.1, started by run.mjs. */
+export function lockNodes(): string[] {
+  return env('REDLOCK_COMPAT_NODES').split(',').filter(Boolean);
+}
+
+/**
+ * The lock options every instance shares: both instances (and the spec's own holder) must name
+ * the same keys. A short wait here; handlers that queue say so on their decorator.
+ */
+export const LOCK_OPTIONS = {
+  ttl: 2_000,
+  nodeTimeout: 100,
+  wait: 0,
+  keyPrefix: 'compat-transports:',
+} as const;

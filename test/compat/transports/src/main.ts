@@ -1,0 +1,67 @@
+// One app instance, as it would be deployed: `COMPAT_TRANSPORT=fastify|nats|graphql|socketio
+// node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
+// `READY <instance>` once it serves.
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { env } from './env.js';
+import {
+  FastifyAppModule,
+  GraphqlAppModule,
+  NatsAppModule,
+  SocketioAppModule,
+} from './app.modules.js';
+
+async function main(): Promise<void> {
+  const transport = env('COMPAT_TRANSPORT');
+  const port = Number(process.env.COMPAT_PORT ?? 0);
+  let close: () => Promise<void>;
+  switch (transport) {
+    case 'fastify': {
+      const app = await NestFactory.create<NestFastifyApplication>(
+        FastifyAppModule,
+        new FastifyAdapter(),
+      );
+      await app.listen(port, '127.0.0.1');
+      close = () => app.close();
+      break;
+    }
+    case 'nats': {
+      const app = await NestFactory.createMicroservice<MicroserviceOptions>(NatsAppModule, {
+        transport: Transport.NATS,
+        // A queue group: each request goes to one of the instances, as deployed.
+        options: { servers: [env('COMPAT_NATS_URL')], queue: 'stock' },
+      });
+      await app.listen();
+      close = () => app.close();
+      break;
+    }
+    case 'graphql': {
+      const app = await NestFactory.create(GraphqlAppModule);
+      await app.listen(port, '127.0.0.1');
+      close = () => app.close();
+      break;
+    }
+    case 'socketio': {
+      const app = await NestFactory.create(SocketioAppModule);
+      await app.listen(port, '127.0.0.1');
+      close = () => app.close();
+      break;
+    }
+    default:
+      throw new Error(`unknown COMPAT_TRANSPORT ${transport}`);
+  }
+  process.once('SIGTERM', () => {
+    close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+  console.log(`READY ${env('COMPAT_INSTANCE')}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,85 @@
+// Fastify (HTTP): two instances, one stock; busy → 409 + Retry-After, outage → 503.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Outcome } from '../src/stock.store.js';
+import {
+  assertExclusion,
+  assertNoLeak,
+  assertNotLoggedAsError,
+  hangMajority,
+  holdLock,
+  startInstances,
+  stopInstances,
+  Store,
+  type Instance,
+} from './harness.js';
+
+describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () => {
+  let instances: Instance[] = [];
+  const store = new Store();
+
+  before(async () => {
+    instances = await startInstances('fastify');
+  });
+
+  after(async () => {
+    await stopInstances(instances);
+    await store.close();
+  });
+
+  const post = (instance: Instance, route: string) =>
+    fetch(`http://127.0.0.1:${instance.port}/stock/${route}`, { method: 'POST' });
+
+  /** Everything the caller got: status line, headers and body. */
+  const received = async (res: Response) =>
+    `${res.status} ${res.statusText}\n${[...res.headers].map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n${await res.text()}`;
+
+  it('50 concurrent decrements over both instances: never oversold, no overlap', async () => {
+    await assertExclusion(store, 'fastify-x', async (i): Promise<Outcome | 'busy'> => {
+      const res = await post(instances[i % 2], 'fastify-x/decrement');
+      if (res.status === 409) return 'busy';
+      const text = await received(res);
+      assert.equal(res.status, 200, text);
+      return JSON.parse(text.slice(text.indexOf('\n\n') + 2)) as Outcome;
+    });
+  });
+
+  it('a held lock → 409 Conflict with Retry-After, on both instances; nothing leaks', async () => {
+    const id = 'fastify-busy';
+    await store.seed(id, 5);
+    const held = await holdLock(id);
+    try {
+      for (const instance of instances) {
+        const from = instance.output().length;
+        const res = await post(instance, `${id}/try-decrement`);
+        const text = await received(res);
+        assert.equal(res.status, 409, text);
+        const retryAfter = Number(res.headers.get('retry-after'));
+        assert.ok(retryAfter > 0 && retryAfter <= 10, text);
+        assertNoLeak(text, id);
+        await assertNotLoggedAsError(instance, from);
+      }
+    } finally {
+      await held.release();
+    }
+    assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+  });
+
+  // Last: it hangs two of the three lock nodes and resumes them.
+  it('a majority of lock nodes hung → 503 Service Unavailable; nothing leaks', async () => {
+    const id = 'fastify-down';
+    await store.seed(id, 5);
+    const resume = hangMajority();
+    try {
+      for (const instance of instances) {
+        const res = await post(instance, `${id}/try-decrement`);
+        const text = await received(res);
+        assert.equal(res.status, 503, text);
+        assertNoLeak(text, id);
+      }
+    } finally {
+      resume();
+    }
+    assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+  });
+});
