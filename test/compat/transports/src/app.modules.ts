@@ -7,12 +7,17 @@ import { StockController } from './http.controller.js';
 import { StockRpcController } from './rpc.controller.js';
 import { StockGateway } from './stock.gateway.js';
 import { StockResolver } from './stock.resolver.js';
+import { StockService } from './stock.service.js';
 import { StockStore } from './stock.store.js';
 
 const redlock = RedlockModule.forRoot({ nodes: lockNodes(), ...LOCK_OPTIONS });
 
 /** HTTP on Fastify. */
-@Module({ imports: [redlock], controllers: [StockController], providers: [StockStore] })
+@Module({
+  imports: [redlock],
+  controllers: [StockController],
+  providers: [StockStore, StockService],
+})
 export class FastifyAppModule {}
 
 /** A microservice on NATS. */

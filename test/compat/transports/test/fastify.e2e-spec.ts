@@ -44,42 +44,52 @@ describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () =>
     });
   });
 
-  it('a held lock → 409 Conflict with Retry-After, on both instances; nothing leaks', async () => {
-    const id = 'fastify-busy';
-    await store.seed(id, 5);
-    const held = await holdLock(id);
-    try {
-      for (const instance of instances) {
-        const from = instance.output().length;
-        const res = await post(instance, `${id}/try-decrement`);
-        const text = await received(res);
-        assert.equal(res.status, 409, text);
-        const retryAfter = Number(res.headers.get('retry-after'));
-        assert.ok(retryAfter > 0 && retryAfter <= 10, text);
-        assertNoLeak(text, id);
-        await assertNotLoggedAsError(instance, from);
-      }
-    } finally {
-      await held.release();
-    }
-    assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
-  });
+  /** The route that locks, and the one whose provider method does (DESIGN §5.12). */
+  const routes = [
+    ['try-decrement', 'a @Locked route'],
+    ['try-decrement-via-service', 'a @Locked provider method under a plain route'],
+  ] as const;
 
-  // Last: it hangs two of the three lock nodes and resumes them.
-  it('a majority of lock nodes hung → 503 Service Unavailable; nothing leaks', async () => {
-    const id = 'fastify-down';
-    await store.seed(id, 5);
-    const resume = hangMajority();
-    try {
-      for (const instance of instances) {
-        const res = await post(instance, `${id}/try-decrement`);
-        const text = await received(res);
-        assert.equal(res.status, 503, text);
-        assertNoLeak(text, id);
+  for (const [route, what] of routes) {
+    it(`${what}, lock held → 409 Conflict with Retry-After, on both instances; nothing leaks`, async () => {
+      const id = `fastify-busy-${route}`;
+      await store.seed(id, 5);
+      const held = await holdLock(id);
+      try {
+        for (const instance of instances) {
+          const from = instance.output().length;
+          const res = await post(instance, `${id}/${route}`);
+          const text = await received(res);
+          assert.equal(res.status, 409, text);
+          const retryAfter = Number(res.headers.get('retry-after'));
+          assert.ok(retryAfter > 0 && retryAfter <= 10, text);
+          assertNoLeak(text, id);
+          await assertNotLoggedAsError(instance, from);
+        }
+      } finally {
+        await held.release();
       }
-    } finally {
-      resume();
-    }
-    assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
-  });
+      assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+    });
+  }
+
+  // Last: they hang two of the three lock nodes and resume them.
+  for (const [route, what] of routes) {
+    it(`${what}, a majority of lock nodes hung → 503 Service Unavailable; nothing leaks`, async () => {
+      const id = `fastify-down-${route}`;
+      await store.seed(id, 5);
+      const resume = hangMajority();
+      try {
+        for (const instance of instances) {
+          const res = await post(instance, `${id}/${route}`);
+          const text = await received(res);
+          assert.equal(res.status, 503, text);
+          assertNoLeak(text, id);
+        }
+      } finally {
+        resume();
+      }
+      assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+    });
+  }
 });
