@@ -8,20 +8,23 @@
 // Cells:
 // - nest11-cjs-jest-ioredis{5,6}, nest12-esm-vitest-ioredis{5,6}: test/compat/app (Express, the
 //   testing module, RedlockService) in a Nest 11 CommonJS + jest and a Nest 12 ESM + vitest app.
-// - transports-{fastify,nats,graphql,socketio}: test/compat/transports, one Nest 12 ESM app
-//   (installed and built once for the four) served as two processes per cell: Fastify HTTP, a
-//   NATS microservice (a real nats-server, started here), an Apollo GraphQL resolver, a
-//   socket.io gateway. Each cell: 50 concurrent decrements over both instances (never oversold,
-//   no overlapping critical sections), then what a caller receives for a busy lock and for a
-//   majority of hung lock nodes (DESIGN §5.12), which must name neither the resource nor a node.
-//   Their specs run on node:test (no test runner to install).
+// - transports-{fastify,nats,rabbitmq,graphql,socketio}: test/compat/transports, one Nest 12 ESM
+//   app (installed and built once for the five) served as two processes per cell: Fastify HTTP,
+//   a microservice over NATS and over RabbitMQ (a real nats-server / rabbitmq-server of the
+//   cell's own, started here on free loopback ports, not the machine's), an Apollo GraphQL
+//   resolver, a socket.io gateway. Each cell: 50 concurrent decrements over both instances
+//   (never oversold, no overlapping critical sections), then what a caller receives for a busy
+//   lock and for a majority of hung lock nodes (DESIGN §5.12: code and status per transport,
+//   neither the resource nor a node named, busy not logged as an error). Their specs run on
+//   node:test (no test runner to install).
 //
 // Each cell gets its own three redis-server lock nodes (and, for the transports, a fourth for
-// the shared stock), so cells that hang nodes cannot disturb each other. Cells of one install
-// folder run one after another; the two folders (app cells, transport cells) run side by side
-// (CI has two cores; REDLOCK_COMPAT_JOBS=1 runs everything in sequence). Prints the pass/fail
-// matrix with each cell's wall time and writes it to <scratch>/matrix.md; exits non-zero if any
-// cell failed. Scratch: $REDLOCK_COMPAT_DIR or <tmpdir>/nestjs-redlock-compat.
+// the shared stock), so cells that hang nodes cannot disturb each other. The cells of one
+// install folder run one after another; folders run side by side, two at a time (the machine
+// has two cores; REDLOCK_COMPAT_JOBS=1 runs everything in sequence): the transport folder
+// beside the four app folders, which take longer in all. Prints the pass/fail matrix with each
+// folder's setup and each cell's e2e wall time, writes it to <scratch>/matrix.md, and exits
+// non-zero if any cell failed. Scratch: $REDLOCK_COMPAT_DIR or <tmpdir>/nestjs-redlock-compat.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -170,6 +173,8 @@ const transportsApp = {
     type: 'module',
     dependencies: {
       '@apollo/server': '^5.0.0',
+      amqplib: '^0.10.0',
+      'amqp-connection-manager': '^5.0.0',
       '@as-integrations/express5': '^1.1.0',
       '@nats-io/transport-node': '^3.0.0',
       '@nestjs/apollo': '^14.0.0',
@@ -242,6 +247,7 @@ const cells = {
   'nest12-esm-vitest-ioredis6': appCell('nest12-esm-vitest-ioredis6', nest12Esm('^6.0.0')),
   'transports-fastify': transport('fastify'),
   'transports-nats': transport('nats', { nats: true }),
+  'transports-rabbitmq': transport('rabbitmq', { rabbitmq: true }),
   'transports-graphql': transport('graphql'),
   'transports-socketio': transport('socketio'),
 };
@@ -365,11 +371,86 @@ function startNats() {
   );
 }
 
+/**
+ * A rabbitmq-server of our own (not the machine's, if it runs one): its own epmd, node name,
+ * ports, data and cookie under the scratch folder, bound to 127.0.0.1. Erlang starts an epmd
+ * daemon when none answers, which nothing would stop: so ours is started first, in the
+ * foreground. The broker runs in a process group of its own (a shell, beam.smp and helpers),
+ * killed whole.
+ */
+async function startRabbitmq(name) {
+  const home = path.join(scratch, 'rabbitmq', name);
+  fs.rmSync(home, { recursive: true, force: true });
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(path.join(home, 'enabled_plugins'), '[].\n');
+  const [epmdPort, amqpPort, distPort] = await freePorts(3);
+  const epmd = spawn('epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], {
+    stdio: 'ignore',
+  });
+  started.add(epmd);
+  const servers = [{ child: epmd }];
+  try {
+    const deadline = Date.now() + 10_000;
+    while (!(await connects(epmdPort))) {
+      if (Date.now() > deadline) throw new Error(`epmd on 127.0.0.1:${epmdPort} did not start`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const out = fs.openSync(path.join(home, 'out.log'), 'w');
+    const broker = spawn('/usr/lib/rabbitmq/bin/rabbitmq-server', [], {
+      cwd: home,
+      stdio: ['ignore', out, out],
+      detached: true,
+      env: {
+        ...process.env,
+        HOME: home,
+        ERL_EPMD_PORT: String(epmdPort),
+        RABBITMQ_NODENAME: `compat${amqpPort}@localhost`,
+        RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+        RABBITMQ_NODE_PORT: String(amqpPort),
+        RABBITMQ_DIST_PORT: String(distPort),
+        RABBITMQ_MNESIA_BASE: path.join(home, 'mnesia'),
+        RABBITMQ_LOG_BASE: path.join(home, 'log'),
+        RABBITMQ_ENABLED_PLUGINS_FILE: path.join(home, 'enabled_plugins'),
+        RABBITMQ_CONFIG_FILE: path.join(home, 'rabbitmq'),
+        RABBITMQ_ADVANCED_CONFIG_FILE: path.join(home, 'advanced.config'),
+        RABBITMQ_PID_FILE: path.join(home, 'pid'),
+      },
+    });
+    broker.group = true;
+    started.add(broker);
+    servers.push({ child: broker });
+    let exited = false;
+    broker.once('exit', () => (exited = true));
+    // A wrong 8-byte protocol header is answered with the server's own ("AMQP…"): it is up.
+    const until = Date.now() + 120_000;
+    while (!(await answers(amqpPort, 'HELLO!\r\n', 'AMQP'))) {
+      if (exited || Date.now() > until) {
+        const logs = fs.readFileSync(path.join(home, 'out.log'), 'utf8').slice(-2000);
+        throw new Error(`rabbitmq-server on 127.0.0.1:${amqpPort} did not start:\n${logs}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return { url: `amqp://guest:guest@127.0.0.1:${amqpPort}`, servers };
+  } catch (error) {
+    stopServers(servers);
+    throw error;
+  }
+}
+
+function connects(port) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
 function stopServers(servers) {
   for (const { child } of servers) {
+    const pid = child.group ? -child.pid : child.pid;
     try {
-      process.kill(child.pid, 'SIGCONT'); // a cell stopped mid-test must still die
-      process.kill(child.pid, 'SIGKILL');
+      process.kill(pid, 'SIGCONT'); // a cell stopped mid-test must still die
+      process.kill(pid, 'SIGKILL');
     } catch {
       /* already gone */
     }
@@ -378,7 +459,7 @@ function stopServers(servers) {
 }
 
 /** The services one cell's e2e needs, and the environment that names them. */
-async function startServices(cell) {
+async function startServices(name, cell) {
   const servers = [];
   try {
     const nodes = await startRedis(3);
@@ -396,6 +477,11 @@ async function startServices(cell) {
       const [nats] = await startNats();
       servers.push(nats);
       env.COMPAT_NATS_URL = `nats://127.0.0.1:${nats.port}`;
+    }
+    if (cell.services.rabbitmq) {
+      const rabbitmq = await startRabbitmq(name);
+      servers.push(...rabbitmq.servers);
+      env.COMPAT_RABBITMQ_URL = rabbitmq.url;
     }
     return { env, stop: () => stopServers(servers) };
   } catch (error) {
@@ -430,6 +516,7 @@ function installedVersions(dir) {
     'vitest',
     'fastify',
     '@nats-io/transport-node',
+    'amqplib',
     '@apollo/server',
     'socket.io',
   ]
@@ -489,7 +576,7 @@ async function prepare(folder, cell, tarball) {
 /** One cell's e2e in its prepared folder, against services of its own. */
 async function runCell(name, cell, dir) {
   const since = Date.now();
-  const services = await startServices(cell);
+  const services = await startServices(name, cell);
   try {
     log(name, 'e2e');
     const [command, args] = cell.test;

@@ -20,9 +20,9 @@ const redlock = RedlockModule.forRoot({ nodes: lockNodes(), ...LOCK_OPTIONS });
 })
 export class FastifyAppModule {}
 
-/** A microservice on NATS. */
+/** A microservice (NATS or RabbitMQ). */
 @Module({ imports: [redlock], controllers: [StockRpcController], providers: [StockStore] })
-export class NatsAppModule {}
+export class MicroserviceAppModule {}
 
 /** Apollo GraphQL (code first, schema in memory) on Express. */
 @Module({

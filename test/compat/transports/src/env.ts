@@ -1,3 +1,5 @@
+import { Transport, type NatsOptions, type RmqOptions } from '@nestjs/microservices';
+
 /** What test/compat/run.mjs and the spec that spawned this instance put in the environment. */
 export function env(name: string): string {
   const value = process.env[name];
@@ -22,3 +24,27 @@ export const LOCK_OPTIONS = {
   wait: 0,
   keyPrefix: 'compat-transports:',
 } as const;
+
+/** The microservice transport's options, shared by the instances (server) and the spec (client). */
+export function brokerOptions(transport: string): NatsOptions | RmqOptions {
+  switch (transport) {
+    case 'nats':
+      // A queue group: each request goes to one of the instances, as deployed.
+      return {
+        transport: Transport.NATS,
+        options: { servers: [env('COMPAT_NATS_URL')], queue: 'stock' },
+      };
+    case 'rabbitmq':
+      // One queue both instances consume: the broker hands each message to one of them.
+      return {
+        transport: Transport.RMQ,
+        options: {
+          urls: [env('COMPAT_RABBITMQ_URL')],
+          queue: 'stock',
+          queueOptions: { durable: false },
+        },
+      };
+    default:
+      throw new Error(`no broker for ${transport}`);
+  }
+}

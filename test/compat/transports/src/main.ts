@@ -1,15 +1,15 @@
-// One app instance, as it would be deployed: `COMPAT_TRANSPORT=fastify|nats|graphql|socketio
-// node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
+// One app instance, as it would be deployed:
+// `COMPAT_TRANSPORT=fastify|nats|rabbitmq|graphql|socketio node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
 // `READY <instance>` once it serves.
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { env } from './env.js';
+import type { MicroserviceOptions } from '@nestjs/microservices';
+import { brokerOptions, env } from './env.js';
 import {
   FastifyAppModule,
   GraphqlAppModule,
-  NatsAppModule,
+  MicroserviceAppModule,
   SocketioAppModule,
 } from './app.modules.js';
 
@@ -27,12 +27,12 @@ async function main(): Promise<void> {
       close = () => app.close();
       break;
     }
-    case 'nats': {
-      const app = await NestFactory.createMicroservice<MicroserviceOptions>(NatsAppModule, {
-        transport: Transport.NATS,
-        // A queue group: each request goes to one of the instances, as deployed.
-        options: { servers: [env('COMPAT_NATS_URL')], queue: 'stock' },
-      });
+    case 'nats':
+    case 'rabbitmq': {
+      const app = await NestFactory.createMicroservice<MicroserviceOptions>(
+        MicroserviceAppModule,
+        brokerOptions(transport),
+      );
       await app.listen();
       close = () => app.close();
       break;

@@ -3,7 +3,7 @@ import { MessagePattern, Payload } from '@nestjs/microservices';
 import { Locked } from 'nestjs-redlock';
 import { StockStore } from './stock.store.js';
 
-/** A NATS microservice (nats.main): the message payload names the lock. */
+/** A microservice handler (NATS or RabbitMQ): the message payload names the lock. */
 @Controller()
 export class StockRpcController {
   constructor(private readonly store: StockStore) {}
