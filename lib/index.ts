@@ -25,6 +25,12 @@ export {
   type LockedErrorStage,
   type LockedCallType,
 } from './exceptions/locked-error-mapper';
+export {
+  LockedCallException,
+  type LockErrorCode,
+  type LockErrorPayload,
+} from './exceptions/locked-call.exception';
+export { LockedErrorFilter } from './exceptions/locked-error.filter';
 
 // Framework-free core
 export {

@@ -26,11 +26,12 @@ const HTTP_SOURCES: ReadonlySet<TemplateSource> = new Set([
 ]);
 
 /**
- * Method metadata keys of the message handlers Nest calls through the interceptor pipeline
- * from a provider (WebSocket gateways, GraphQL resolvers) or a controller (microservices).
- * Written as strings so that none of those packages is a dependency.
+ * Method metadata keys of the handlers Nest calls through the interceptor pipeline from a
+ * provider (WebSocket gateways, GraphQL resolvers) or a controller (microservices). Written as
+ * strings so that none of those packages is a dependency.
  */
-const MESSAGE_HANDLER_KEYS = ['message', 'microservices:pattern', 'graphql:resolver_type'];
+const MESSAGE_HANDLER_KEYS = ['message', 'microservices:pattern'];
+const RESOLVER_KEYS = ['graphql:resolver_type', 'graphql:resolver_name'];
 
 /**
  * Checks every `@Locked` method Nest knows of at bootstrap, and fails the bootstrap with a
@@ -45,8 +46,9 @@ const MESSAGE_HANDLER_KEYS = ['message', 'microservices:pattern', 'graphql:resol
  * - templates against their source: a route parameter (`{id}`, `{params.id}`) must be a
  *   parameter of every path of the route; request placeholders need an HTTP route, `{data…}`
  *   a message handler;
- * - a method the wrapper must lock (a provider method, or a handler named from its
- *   arguments) is declared `async` (or `async *`): a lock cannot be taken synchronously.
+ * - a provider method Nest does not call as a handler is declared `async` (or `async *`): a
+ *   direct call cannot take a lock synchronously. Handlers (controller routes, message
+ *   handlers, gateway and resolver methods) may be plain: Nest awaits what they return.
  *
  * Instances Nest did not construct (`useValue`, `useFactory`) are given the lock manager here.
  */
@@ -64,6 +66,7 @@ export class LockedExplorer implements OnModuleInit {
       const type = classOf(wrapper);
       for (const { method, metadata } of lockedMethodsOf(type?.prototype)) {
         this.checkOptions(metadata);
+        checkSkipConsumer(type!, method, metadata);
         this.checkHandler(wrapper, type!, method, metadata);
       }
     }
@@ -78,6 +81,7 @@ export class LockedExplorer implements OnModuleInit {
       if (locked.length === 0) continue;
       for (const { method, metadata } of locked) {
         this.checkOptions(metadata);
+        checkSkipConsumer(prototype.constructor as Class, method, metadata);
         checkProviderMethod(method, metadata);
       }
       if (wrapper.isDependencyTreeStatic()) {
@@ -134,13 +138,6 @@ export class LockedExplorer implements OnModuleInit {
         }
       }
     }
-    if (metadata.readsArguments && metadata.kind === 'sync') {
-      throw new RedlockConfigError(
-        metadata.where,
-        'a synchronous handler',
-        'is locked after its pipes, inside the call (the lock is named from its arguments), and a lock cannot be taken synchronously; declare it `async`',
-      );
-    }
   }
 
   /** Every full path of a handler: module path (RouterModule) × controller paths × its own. */
@@ -186,7 +183,9 @@ export class LockedExplorer implements OnModuleInit {
  * an HTTP request, and read a payload only in a message handler.
  */
 function checkProviderMethod(method: Method, metadata: LockedMetadata): void {
-  const handler = MESSAGE_HANDLER_KEYS.some((key) => Reflect.hasMetadata(key, method));
+  const message = MESSAGE_HANDLER_KEYS.some((key) => Reflect.hasMetadata(key, method));
+  const resolver = RESOLVER_KEYS.some((key) => Reflect.hasMetadata(key, method));
+  const handler = message || resolver;
   for (const template of metadata.templates) {
     for (const { source, label } of template.placeholders) {
       if (HTTP_SOURCES.has(source)) {
@@ -196,22 +195,60 @@ function checkProviderMethod(method: Method, metadata: LockedMetadata): void {
           `{${label}} reads an HTTP request, but a provider method has none (a route parameter only exists on a controller route); name the lock from the method's arguments, e.g. {args.0}`,
         );
       }
-      if (source === 'data' && !handler) {
+      if (source === 'data' && !message) {
         throw templateError(
           metadata,
           template,
-          `{${label}} reads a message payload, but the method is not a message handler (@SubscribeMessage, @MessagePattern…); use {args.N}`,
+          resolver
+            ? `{${label}} reads a message payload, but a GraphQL resolver has none; name the lock from its arguments, e.g. {args.0} for the first @Args()`
+            : `{${label}} reads a message payload, but the method is not a message handler (@SubscribeMessage, @MessagePattern…); use {args.N}`,
         );
       }
     }
   }
-  if (metadata.kind === 'sync' && (!handler || metadata.readsArguments)) {
+  if (metadata.kind === 'sync' && !handler) {
     throw new RedlockConfigError(
       metadata.where,
       'a synchronous method',
       'cannot be locked: a lock is taken asynchronously, so a locked provider method cannot keep a synchronous return; declare it `async`',
     );
   }
+}
+
+/**
+ * Queue consumers, by the metadata their decorators write (strings: none of these packages is a
+ * dependency): a BullMQ `@Processor` class, a Bull `@Processor` class or `@Process` method, a
+ * microservice `@EventPattern` handler (handler type 2: an event, acknowledged when the handler
+ * returns).
+ */
+function queueConsumer(type: Class, method: Method): string | undefined {
+  if (Reflect.hasMetadata('bullmq:processor_metadata', type)) return 'a BullMQ @Processor';
+  if (
+    Reflect.hasMetadata('bull:module_queue', type) ||
+    Reflect.hasMetadata('bull:module_queue_process', method)
+  ) {
+    return 'a Bull @Processor';
+  }
+  if (Reflect.getMetadata('microservices:handler_type', method) === 2) {
+    return 'an @EventPattern handler';
+  }
+  return undefined;
+}
+
+/**
+ * `onBusy: 'skip'` on a queue consumer would complete a job (or acknowledge an event) that never
+ * ran: the queue would count it done. Refused at bootstrap; `'throw'` fails the job instead, and
+ * the queue retries it with its backoff (BullMQ `attempts`), which is the deferral users need.
+ */
+function checkSkipConsumer(type: Class, method: Method, metadata: LockedMetadata): void {
+  if (metadata.onBusy !== 'skip') return;
+  const consumer = queueConsumer(type, method);
+  if (consumer === undefined) return;
+  throw new RedlockConfigError(
+    `${metadata.where} options.onBusy`,
+    'skip',
+    `would mark a job that never ran as done: the method is ${consumer}; use onBusy: 'throw' (the job fails while another owner holds the lock, and the queue retries it with its attempts/backoff)`,
+  );
 }
 
 function templateError(

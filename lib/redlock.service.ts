@@ -19,6 +19,7 @@ import {
   type RedlockHealth,
   type Resources,
 } from './core';
+import { releaseKeptLocks } from './locked/min-hold';
 import { assertKnownModuleOptions } from './module-option-names';
 import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';
 import type { RedlockModuleOptions } from './redlock-module-options';
@@ -149,9 +150,13 @@ export class RedlockService
     await this.redlock.ready();
   }
 
-  /** Stops acquiring: waiting acquisitions give up, held locks stay held. */
-  beforeApplicationShutdown(): void {
+  /**
+   * Stops acquiring: waiting acquisitions give up, held locks stay held — except those only
+   * kept for a `@Locked` method's `minHold`, whose work is done: they are released now.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     this.core?.drain();
+    await releaseKeptLocks(this);
   }
 
   /** Reports lost and releases the locks still held; closes the connections the module opened. */

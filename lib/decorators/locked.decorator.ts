@@ -90,6 +90,7 @@ export function Locked(resource: LockedResource, options?: LockedOptions): Metho
     const original = descriptor.value as unknown as AnyMethod;
     const metadata = buildLockedMetadata(resource, options, where, {
       kind: methodKind(original, where),
+      key: propertyKey,
       currentLockParams: currentLockParameters(target, propertyKey),
     });
     // On the prototype, at class definition: every instance (any scope, lazy modules), every

@@ -11,6 +11,7 @@ import {
   LockNotAcquiredError,
   LockResourceError,
 } from '../core';
+import { LockedCallException, lockErrorPayload } from './locked-call.exception';
 
 /**
  * When a `@Locked` error happened:
@@ -86,11 +87,22 @@ export function retryAfterSeconds(retryAfterMs: number | undefined): number | un
  *   configuration conflict on our side, neither the client's fault nor an outage;
  * - anything else is returned as it is.
  *
- * Bodies are generic: lock keys and owner values stay on the server (the original error is
- * the exception's `cause`). Outside HTTP (`rpc`, `ws`, `provider`, …) every error is returned
- * as it is, for the app's own exception filters.
+ * Bodies are generic: lock keys, owner values and node addresses stay on the server (the
+ * original error is the exception's `cause`).
+ *
+ * In RPC, WebSocket and GraphQL handlers the same errors become a {@link LockedCallException}
+ * with `code` `LOCK_BUSY` / `LOCK_UNAVAILABLE` / `LOCK_LOST` (and `LOCK_RESOURCE_INVALID`,
+ * `LOCK_KEY_CONFLICT`) and `retryAfterMs` when known: an `RpcException`-shaped error, a
+ * `WsException`-shaped `exception` event plus the ack, a `GraphQLError` with
+ * `extensions.code`. A direct call of a `@Locked` provider method (`provider`) keeps the typed
+ * error: the caller's code may handle it, and the module's `LockedErrorFilter` answers for it
+ * in whatever transport it reaches (409 / 503 over HTTP, the codes elsewhere).
  */
 export function defaultLockedErrorMapper(error: unknown, context: LockedErrorContext): unknown {
+  if (context.type === 'rpc' || context.type === 'ws' || context.type === 'graphql') {
+    const payload = lockErrorPayload(error);
+    return payload === undefined ? error : new LockedCallException(payload, { cause: error });
+  }
   if (context.type !== 'http') return error;
   if (error instanceof LockNotAcquiredError) {
     if (error.reason === 'held') {

@@ -2,13 +2,16 @@ import type { Readable } from 'node:stream';
 import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import type { Subscriber, Subscription } from 'rxjs';
 import { LockLostError, RedlockConfigError, type Lock, type LockSession } from '../core';
+import { LockedCallException } from '../exceptions/locked-call.exception';
 import type { LockedErrorStage } from '../exceptions/locked-error-mapper';
+import { answerWs } from '../exceptions/ws-answer';
+import { acquireForCall } from '../locked/acquire-for-call';
+import { boundArguments } from '../locked/bound-arguments';
 import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
 import { lockedContextOf } from '../locked/locked-context';
 import type { LockedMetadata } from '../locked/locked-metadata';
-import { holdingScope, type HoldingScope } from '../locked/hold-scope';
-import { lockedScope } from '../locked/locked-scope';
-import { skipsWhenBusy } from '../locked/skip-when-busy';
+import { lockedScope, type LockedHandoff } from '../locked/locked-scope';
+import { endAfterMinHold } from '../locked/min-hold';
 import { holdWhileSent, respondsItself, streamOf } from '../locked/stream-hold';
 import type { RedlockService } from '../redlock.service';
 
@@ -20,9 +23,13 @@ export type LockedCallErrorMapper = (
 ) => unknown;
 
 /**
- * One call of a `@Locked` handler through `LockedInterceptor`: acquire, run the handler chain
- * (`next.handle()`) inside the lock's scope, and release **when the handler's work has stopped**
- * — which is not when our subscriber unsubscribed (DESIGN §5.10).
+ * One call of a `@Locked` handler through `LockedInterceptor`: run the handler chain
+ * (`next.handle()`), which runs the guards' successors, the pipes and then the method; the
+ * method's wrapper takes the lock through this call's {@link LockedHandoff} — named from what
+ * the handler receives, after its pipes (DESIGN §5.10: `{id}` bound with `ParseIntPipe` makes
+ * `/stock/042` and `/stock/42` one lock) — and runs the method in the lock's scope. This call
+ * releases **when the handler's work has stopped** — which is not when our subscriber
+ * unsubscribed — and never before the method's own Promise settled.
  *
  * How "the work stopped" is known. Nest hands an interceptor an Observable that wraps the
  * handler (`InterceptorsConsumer.transformDeferred`): on subscription it calls the route's
@@ -55,14 +62,21 @@ export type LockedCallErrorMapper = (
 export class LockedHandlerCall {
   /** The subscriber unsubscribed: nobody listens, but the work may still run. */
   private abandoned = false;
+  /**
+   * The chain ended before the method took its lock (an interceptor inside ours gave up while
+   * pipes ran): a method Nest still invokes afterwards must not take a lock nobody releases.
+   */
+  private ended = false;
   private session?: LockSession;
-  private holding?: HoldingScope;
   private resources?: readonly string[];
   private chain?: Subscription;
   /** Unsubscribe the chain as soon as its subscription exists. */
   private chainStopped = false;
   private readonly streams: Readable[] = [];
   private readonly waiting = new AbortController();
+  /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
+  private work: Promise<unknown> = Promise.resolve();
+  private acquiredAt = 0;
 
   constructor(
     private readonly subscriber: Subscriber<unknown>,
@@ -75,9 +89,26 @@ export class LockedHandlerCall {
 
   /** Starts the call; what happens is reported to the subscriber. */
   start(): void {
-    this.run().catch(async (error: unknown) => {
-      await this.session?.end();
-      this.subscriber.error(error);
+    const handoff: LockedHandoff = {
+      metadata: this.metadata,
+      take: (args) => this.take(args),
+      running: (work) => {
+        this.work = work.then(
+          () => undefined,
+          () => undefined,
+        );
+      },
+    };
+    // Nest binds the handler's async context when handle() is called, so handle() — not only
+    // subscribe() — must happen inside the scope that carries the handoff to the wrapper.
+    lockedScope.run({ handoff }, () => {
+      const chain = this.next.handle().subscribe({
+        next: (value) => this.onValue(value),
+        error: (error: unknown) => this.onEnd({ error }),
+        complete: () => this.onEnd(undefined),
+      });
+      this.chain = chain;
+      if (this.chainStopped) chain.unsubscribe();
     });
   }
 
@@ -87,63 +118,56 @@ export class LockedHandlerCall {
     if (this.session === undefined) this.waiting.abort();
   }
 
-  private async run(): Promise<void> {
+  /**
+   * Called by the method wrapper with the handler's arguments (after guards and pipes): names
+   * the lock and takes it — a client that goes away meanwhile aborts the wait.
+   */
+  private async take(args: readonly unknown[]): Promise<LockSession | undefined> {
     let resources: string[];
     try {
-      resources = this.metadata.resolve(lockedContextOf(this.context));
+      resources = this.metadata.resolve(
+        lockedContextOf(this.context),
+        boundArguments(this.context, this.metadata.key, args),
+      );
     } catch (error) {
-      return this.fail(error, 'resolve');
+      throw this.mapped(error, 'resolve');
     }
     this.resources = resources;
+    if (this.gone()) throw this.notAcquired(undefined);
     const stopWatching = watchClientGone(this.context, () =>
       this.waiting.abort(new ClientGoneError(this.metadata.where)),
     );
-    let lock: Lock;
+    let lock: Lock | undefined;
     try {
-      lock = await this.redlock.acquire(resources, {
-        ...this.metadata.lockOptions,
-        signal: this.waiting.signal,
-      });
+      lock = await acquireForCall(this.redlock, resources, this.metadata, this.waiting.signal);
     } catch (error) {
-      return this.notAcquired(error);
+      throw this.notAcquired(error);
     } finally {
       stopWatching();
     }
-    if (this.abandoned || this.waiting.signal.aborted) {
+    if (lock === undefined) return undefined; // onBusy: 'skip'
+    if (this.gone()) {
       // Gone between the lock's arrival and now: the handler must not run for nobody.
       await lock.release();
-      return this.notAcquired(this.waiting.signal.reason);
+      throw this.notAcquired(this.waiting.signal.reason);
     }
-    const session = this.redlock.redlock.session(lock, this.metadata.lockOptions);
-    this.session = session;
-    const holding = holdingScope(lock, this.metadata);
-    this.holding = holding;
-    // Nest binds the handler's async context when handle() is called, so handle() — not
-    // only subscribe() — must happen inside the lock's scope.
-    session.run(() =>
-      lockedScope.run(holding.scope, () => {
-        const chain = this.next.handle().subscribe({
-          next: (value) => this.onValue(value),
-          error: (error: unknown) => this.onEnd({ error }),
-          complete: () => this.onEnd(undefined),
-        });
-        this.chain = chain;
-        if (this.chainStopped) chain.unsubscribe();
-      }),
-    );
+    this.acquiredAt = performance.now();
+    this.session = this.redlock.redlock.session(lock, this.metadata.lockOptions);
+    return this.session;
   }
 
-  /** The wait for the lock failed, or was aborted because nobody is left to answer. */
-  private notAcquired(error: unknown): void {
-    if (this.abandoned) return; // unsubscribed: the abort is not an error, nobody listens
+  /** Nobody waits for this call's answer any more. */
+  private gone(): boolean {
+    return this.abandoned || this.ended || this.waiting.signal.aborted;
+  }
+
+  /** What the call answers when the wait for the lock failed or was aborted. */
+  private notAcquired(error: unknown): unknown {
     const reason: unknown = this.waiting.signal.reason;
-    if (reason instanceof ClientGoneError) return this.subscriber.error(reason);
-    if (skipsWhenBusy(this.metadata, error)) {
-      // onBusy: 'skip': the handler does not run and the call answers `undefined`.
-      this.subscriber.next(undefined);
-      return this.subscriber.complete();
-    }
-    this.fail(error, 'acquire');
+    if (reason instanceof ClientGoneError) return reason;
+    // Unsubscribed or ended: nobody listens; the abort is not an error worth mapping.
+    if (this.abandoned || this.ended) return new ClientGoneError(this.metadata.where);
+    return this.mapped(error, 'acquire');
   }
 
   private onValue(value: unknown): void {
@@ -157,7 +181,7 @@ export class LockedHandlerCall {
       void this.afterResponse(this.writesItself(), []);
       return;
     }
-    if (stream !== undefined) {
+    if (stream !== undefined && this.session !== undefined) {
       if (this.context.getType() !== 'http') {
         stream.destroy();
         this.stopChain();
@@ -179,7 +203,18 @@ export class LockedHandlerCall {
 
   /** The handler chain completed (`outcome` undefined) or failed. */
   private onEnd(outcome: { error: unknown } | undefined): void {
-    const session = this.session as LockSession;
+    const session = this.session;
+    if (session === undefined) {
+      // No lock was taken: a pipe failed, the lock was not acquired (the error is already
+      // mapped), or the call was skipped. Nothing to release; a method invoked later (pipes
+      // still running) must not lock for nobody.
+      this.ended = true;
+      this.waiting.abort();
+      if (this.abandoned) return;
+      if (outcome !== undefined) this.answerError(outcome.error);
+      else this.subscriber.complete();
+      return;
+    }
     const writesItself = this.writesItself();
     if (this.abandoned || outcome !== undefined) {
       // The handler's own error wins, also over a lost lock: it says more.
@@ -218,13 +253,9 @@ export class LockedHandlerCall {
     writesItself: boolean,
     streams: readonly Readable[],
   ): Promise<LockLostError | undefined> {
+    if (this.session === undefined) return undefined;
     if (writesItself || streams.length > 0) {
-      await holdWhileSent(
-        this.context,
-        streams,
-        writesItself,
-        (this.session as LockSession).lock.signal,
-      );
+      await holdWhileSent(this.context, streams, writesItself, this.session.lock.signal);
     }
     return this.release();
   }
@@ -234,9 +265,12 @@ export class LockedHandlerCall {
     return this.context.getType() === 'http' && respondsItself(this.context);
   }
 
-  private release(): Promise<LockLostError | undefined> {
-    this.holding?.close();
-    return (this.session as LockSession).end();
+  /** Releases once the method's own Promise has settled too (fail closed). */
+  private async release(): Promise<LockLostError | undefined> {
+    const session = this.session;
+    if (session === undefined) return undefined;
+    await this.work;
+    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock);
   }
 
   private stopChain(): void {
@@ -244,13 +278,29 @@ export class LockedHandlerCall {
     this.chain?.unsubscribe();
   }
 
-  private fail(error: unknown, stage: LockedErrorStage): void {
-    let mapped: unknown;
+  private mapped(error: unknown, stage: LockedErrorStage): unknown {
     try {
-      mapped = this.mapError(error, stage, stage === 'resolve' ? undefined : this.resources);
+      return this.mapError(error, stage, stage === 'resolve' ? undefined : this.resources);
     } catch (thrown) {
-      mapped = thrown;
+      return thrown;
     }
-    this.subscriber.error(mapped);
+  }
+
+  private fail(error: unknown, stage: LockedErrorStage): void {
+    this.answerError(this.mapped(error, stage));
+  }
+
+  /**
+   * Fails the call. A lock error of a gateway handler is answered here (the `exception` event
+   * and the ack): Nest applies no global exception filter to gateways, and its own would send
+   * "Internal server error" for anything but its `WsException`.
+   */
+  private answerError(error: unknown): void {
+    if (this.context.getType() === 'ws' && error instanceof LockedCallException) {
+      answerWs(this.context, error.payload);
+      this.subscriber.complete();
+      return;
+    }
+    this.subscriber.error(error);
   }
 }

@@ -25,10 +25,12 @@ import { LockedHandlerCall } from './locked-handler-call';
  * it; handlers without `@Locked` pass straight through, so registering it globally too is
  * harmless (the lock is still taken once).
  *
- * Per call: names the resources from the request (or payload), acquires — a client that goes
- * away meanwhile aborts the wait — then runs the handler, with its pipes and parameter
- * decorators (which Nest runs on subscription), inside the lock's async scope, so
- * `RedlockService.currentLock()` and `@CurrentLock()` see the lock and it is auto-extended.
+ * Per call: runs the handler chain; after guards and pipes, the method's wrapper names the
+ * resources from what the handler receives (`{id}` is the id after `@Param('id', ParseIntPipe)`;
+ * the raw request value where the handler binds none) and acquires through this call — a
+ * client that goes away meanwhile aborts the wait — then runs the method inside the lock's
+ * async scope, so `RedlockService.currentLock()` and `@CurrentLock()` see the lock and it is
+ * auto-extended. A plain (non-`async`) handler works the same way: Nest awaits what it returns.
  * The lock is released when the handler's work has stopped, not when the subscriber left: a
  * Promise settled (also after an outer `timeout()` unsubscribed), an Observable finalized, a
  * `StreamableFile` / `Readable` / `@Res()` body sent (see {@link LockedHandlerCall} and
@@ -36,8 +38,10 @@ import { LockedHandlerCall } from './locked-handler-call';
  * release, so the next holder sees the handler's writes (a streamed body excepted: it is sent
  * under the lock). Fail closed: the handler never runs without the lock.
  *
- * Method-level interceptors written above `@Locked` run inside the lock, those below it (and
- * controller or global ones) outside: see docs/locked.md, "Decorator order".
+ * Every interceptor's code before `next.handle()` runs before the lock is taken (the lock is
+ * taken at the method, after guards and pipes); method-level interceptors written above
+ * `@Locked` see the result while the lock is still held, those below it (and controller or
+ * global ones) after the release: see docs/locked.md, "Decorator order".
  *
  * Errors: the handler's own pass through untouched. Lock errors go through the decorator's
  * `mapError`, the module's `mapLockedError`, then {@link defaultLockedErrorMapper}. A lock
@@ -63,14 +67,8 @@ export class LockedInterceptor implements NestInterceptor {
       context.getHandler(),
     );
     if (metadata === undefined) return next.handle();
-    // Another LockedInterceptor already holds this handler's lock for this very call.
-    if (lockedScope.getStore()?.pending === metadata) return next.handle();
-    // Named from the handler's piped arguments: its method wrapper locks it inside the call.
-    if (metadata.readsArguments) {
-      return lockedScope.run({ handoff: { metadata, executionContext: context } }, () =>
-        next.handle(),
-      );
-    }
+    // Another LockedInterceptor already locks this handler for this very call.
+    if (lockedScope.getStore()?.handoff?.metadata === metadata) return next.handle();
 
     return new Observable<unknown>((subscriber) => {
       const call = new LockedHandlerCall(

@@ -1,7 +1,13 @@
 import { LockResourceError, RedlockConfigError, type LockOptions } from '../core';
 import type { LockedErrorMapper } from '../exceptions/locked-error-mapper';
+import type { BoundArguments } from './bound-arguments';
 import type { LockedContext } from './locked-context';
-import { validateLockedOptions, type LockedOnBusy, type LockedOptions } from './locked-options';
+import {
+  minHoldOf,
+  validateLockedOptions,
+  type LockedOnBusy,
+  type LockedOptions,
+} from './locked-options';
 import { parseResourceTemplate, type ResourceTemplate } from './resource-template';
 
 /**
@@ -37,24 +43,26 @@ export interface LockedMetadata {
   readonly where: string;
   /** The templates, for a template resource; empty for a resource function. */
   readonly templates: readonly ResourceTemplate[];
-  /**
-   * True when every placeholder reads `{args.N}`: the resources are named from the method's own
-   * arguments — for a handler, its parameters after pipes, so `/stock/042` and `/stock/42`
-   * that a pipe makes equal get the same lock. The method wrapper then takes the lock (inside
-   * the handler call); `LockedInterceptor` passes such handlers through.
-   */
+  /** The decorated method's property key, to find its route-argument metadata. */
+  readonly key: string | symbol;
+  /** True when a placeholder reads `{args.N}` (the method's own arguments). */
   readonly readsArguments: boolean;
   /** How the method returns (see {@link LockedMethodKind}). */
   readonly kind: LockedMethodKind;
   /** Positions of `@CurrentLock()` parameters, filled in by the wrapper when it takes the lock. */
   readonly currentLockParams: readonly number[];
-  /** Names the resources of one call. @throws LockResourceError */
-  readonly resolve: (context: LockedContext) => string[];
+  /**
+   * Names the resources of one call; for a handler call, `bound` gives what the handler
+   * received after its pipes (see `boundArguments`). @throws LockResourceError
+   */
+  readonly resolve: (context: LockedContext, bound?: BoundArguments) => string[];
   /** The lock options (validated), passed to `acquire()` and `session()`. */
   readonly lockOptions: Readonly<LockOptions>;
   readonly mapError?: LockedErrorMapper;
   /** What a call does when the lock is held elsewhere (see `LockedOptions.onBusy`). */
   readonly onBusy: LockedOnBusy;
+  /** Shortest hold in ms from the acquisition (see `LockedOptions.minHold`). */
+  readonly minHold: number;
 }
 
 /**
@@ -65,13 +73,19 @@ export function buildLockedMetadata(
   resource: LockedResource,
   options: LockedOptions | undefined,
   where: string,
-  method: { kind: LockedMethodKind; currentLockParams?: readonly number[] } = { kind: 'async' },
+  method: {
+    kind: LockedMethodKind;
+    key?: string | symbol;
+    currentLockParams?: readonly number[];
+  } = { kind: 'async' },
 ): LockedMetadata {
   const lockOptions = validateLockedOptions(options, where);
   const mapError = options?.mapError;
   const onBusy = options?.onBusy ?? 'throw';
+  const minHold = minHoldOf(options);
   const shape = {
     kind: method.kind,
+    key: method.key ?? '',
     currentLockParams: Object.freeze([...(method.currentLockParams ?? [])]),
   };
   if (typeof resource === 'function') {
@@ -84,6 +98,7 @@ export function buildLockedMetadata(
       lockOptions,
       mapError,
       onBusy,
+      minHold,
     });
   }
   const list: readonly unknown[] = typeof resource === 'string' ? [resource] : resource;
@@ -95,25 +110,20 @@ export function buildLockedMetadata(
     );
   }
   const templates = list.map((template) => parseResourceTemplate(template as string, where));
+  // Every placeholder is rendered at one moment (inside the call, after guards and pipes), so
+  // arguments and request values can be mixed in one lock.
   const sources = new Set(templates.flatMap((t) => t.placeholders.map((p) => p.source)));
-  if (sources.has('args') && sources.size > 1) {
-    // Arguments are read inside the handler call (after pipes), the request before it: one
-    // lock cannot be named at both moments.
-    throw new RedlockConfigError(
-      `${where} resource`,
-      resource,
-      'mixes {args.N} with request or payload placeholders; name the lock from the arguments only (e.g. bind the value with @Param/@Body and use {args.N}) or from the request only',
-    );
-  }
   return Object.freeze({
     where,
     templates,
     readsArguments: sources.has('args'),
     ...shape,
-    resolve: (context: LockedContext) => templates.map((t) => t.render(context)),
+    resolve: (context: LockedContext, bound?: BoundArguments) =>
+      templates.map((t) => t.render(context, bound)),
     lockOptions,
     mapError,
     onBusy,
+    minHold,
   });
 }
 

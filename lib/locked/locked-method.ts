@@ -1,9 +1,8 @@
-import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { HttpException, Inject, StreamableFile } from '@nestjs/common';
+import { Inject, StreamableFile } from '@nestjs/common';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
-import { isObservable } from 'rxjs';
-import { RedlockConfigError, type Lock, type LockSession } from '../core';
+import { isObservable, Observable } from 'rxjs';
+import { RedlockConfigError, type Lock, type LockLostError, type LockSession } from '../core';
 import { globalSingleton } from '../core/global-singleton';
 import {
   mapLockedError,
@@ -15,9 +14,9 @@ import { REDLOCK_MODULE_OPTIONS } from '../redlock.module-definition';
 import { RedlockService } from '../redlock.service';
 import { providerLockedContext } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
+import { acquireForCall } from './acquire-for-call';
 import { lockedScope, type LockedHandoff } from './locked-scope';
-import { responseHeaderSetter } from './response-header';
-import { skipsWhenBusy } from './skip-when-busy';
+import { endAfterMinHold } from './min-hold';
 
 /** A method of a class, as found on its prototype. */
 export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
@@ -86,8 +85,9 @@ export function isLockedWrapper(method: unknown): boolean {
  * it, whatever the order in which modules initialise.
  *
  * Per call:
- * - invoked by `LockedInterceptor`, which already holds the lock for this very call: the
- *   original runs as it is (its return shape untouched);
+ * - invoked by Nest for a handler call that `LockedInterceptor` handed over (after guards and
+ *   pipes): the lock is named from the handler's arguments and taken here, through the
+ *   interceptor, which holds it until the result has ended — any method shape, `async` or not;
  * - otherwise the lock is taken from `this`'s application (see {@link injectLockManager}),
  *   named from the call's arguments, auto-extended while the work runs, and released when the
  *   work has stopped: an `async` method when its Promise settles, an `async *` method when the
@@ -99,26 +99,22 @@ export function isLockedWrapper(method: unknown): boolean {
  * decoration; decorators applied later write onto the wrapper itself).
  *
  * Errors: the method's own pass through untouched; lock errors go through the decorator's
- * `mapError`, the module's, then the default (typed errors for a provider call; 409/503/400
- * for a handler the interceptor handed over). A lock lost while a successful call ran fails
- * it with `LockLostError`.
+ * `mapError`, the module's, then the default (typed errors for a provider call; the
+ * transport's answer for a handler). A lock lost while a successful call ran fails it with
+ * `LockLostError`.
  */
 export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMethod {
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     const scope = lockedScope.getStore();
-    if (scope?.pending === metadata) {
-      // The LockedInterceptor holds this method's lock for this very invocation (a handler,
-      // a gateway or resolver method that Nest calls through the instance): taking it again
-      // would deadlock on ourselves. Consumed once, so a recursive call from inside locks.
-      scope.pending = undefined;
-      return original.apply(this, args);
-    }
-    let handoff: LockedHandoff | undefined;
     if (scope?.handoff?.metadata === metadata) {
-      handoff = scope.handoff;
+      // A handler call: LockedInterceptor hands it over, so that the lock is named from what
+      // the handler receives (after guards and pipes) and taken here. Consumed once, so a
+      // recursive call of the same method from inside the handler locks on its own.
+      const handoff = scope.handoff;
       scope.handoff = undefined;
+      return lockHandlerCall(original, metadata, this, args, handoff);
     }
-    const call = new LockedCall(original, metadata, this, args, handoff);
+    const call = new LockedCall(original, metadata, this, args);
     switch (metadata.kind) {
       case 'async':
         return call.run();
@@ -142,16 +138,55 @@ export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMe
   return wrapped;
 }
 
+/**
+ * A handler call handed over by `LockedInterceptor`: takes the lock with the arguments Nest
+ * passes (after guards and pipes), runs the method in the lock's scope — whatever it returns:
+ * a value (a plain handler), a Promise, an Observable (subscribed in the lock's scope) or a
+ * stream — and tells the interceptor when the method's own work settled. The interceptor
+ * releases once the result has ended (an Observable finalized, a stream sent).
+ */
+async function lockHandlerCall(
+  original: AnyMethod,
+  metadata: LockedMetadata,
+  self: unknown,
+  args: unknown[],
+  handoff: LockedHandoff,
+): Promise<unknown> {
+  const session = await handoff.take(args);
+  if (session === undefined) return undefined; // busy, onBusy: 'skip'
+  const enter = <R>(work: () => R): R =>
+    session.run(() => lockedScope.run({ lock: session.lock }, work));
+  const result = enter(() => original.apply(self, withLock(args, metadata, session.lock)));
+  const settled = Promise.resolve(result);
+  handoff.running(settled);
+  const value = await settled;
+  if (isObservable(value)) {
+    const source = value;
+    return new Observable<unknown>((subscriber) => enter(() => source.subscribe(subscriber)));
+  }
+  return value;
+}
+
+/** The arguments, with the lock in the positions of `@CurrentLock()` parameters. */
+function withLock(args: unknown[], metadata: LockedMetadata, lock: Lock): unknown[] {
+  const positions = metadata.currentLockParams;
+  if (positions.length === 0) return args;
+  const copy = [...args];
+  for (const index of positions) copy[index] = lock;
+  return copy;
+}
+
 /** One call of a wrapped method that takes its own lock. */
 class LockedCall {
   private resources?: readonly string[];
+  private redlock?: RedlockService;
+  private acquiredAt = 0;
 
   constructor(
     private readonly original: AnyMethod,
     private readonly metadata: LockedMetadata,
     private readonly self: unknown,
     private readonly args: unknown[],
-    private readonly handoff: LockedHandoff | undefined,
   ) {}
 
   /** An `async` method: held until its Promise settles. */
@@ -161,15 +196,15 @@ class LockedCall {
     let result: unknown;
     try {
       result = await this.enter(session, () =>
-        this.original.apply(this.self, this.lockedArgs(session)),
+        this.original.apply(this.self, withLock(this.args, this.metadata, session.lock)),
       );
       this.rejectDeferredWork(result);
     } catch (error) {
       // The method's own error wins, also over a lost lock: it says more about what happened.
-      await session.end();
+      await this.end(session);
       throw error;
     }
-    const lost = await session.end();
+    const lost = await this.end(session);
     if (lost) throw this.fail(lost, 'hold');
     return result;
   }
@@ -184,7 +219,11 @@ class LockedCall {
     if (session === undefined) return undefined; // busy, onBusy: 'skip': yields nothing
     const inner = this.enter(
       session,
-      () => this.original.apply(this.self, this.lockedArgs(session)) as AsyncGenerator,
+      () =>
+        this.original.apply(
+          this.self,
+          withLock(this.args, this.metadata, session.lock),
+        ) as AsyncGenerator,
     );
     const step = <R>(next: () => Promise<R>) => this.enter(session, next);
     // What yield* drives: the original, one step at a time, each inside the lock's scope (a
@@ -206,9 +245,9 @@ class LockedCall {
       // The original threw, or the consumer returned early (a `break` in `for await`): either
       // way it has stopped. Its own error wins; an early return reports no loss (the lock's
       // signal aborted and the core warned when it happened).
-      if (!completed) await session.end();
+      if (!completed) await this.end(session);
     }
-    const lost = await session.end();
+    const lost = await this.end(session);
     if (lost) throw this.fail(lost, 'hold');
     return result;
   }
@@ -237,62 +276,25 @@ class LockedCall {
       throw this.fail(error, 'resolve');
     }
     this.resources = resources;
-    const client = this.clientGone();
-    let lock: Lock;
-    try {
-      lock = await redlock.acquire(resources, {
-        ...this.metadata.lockOptions,
-        signal: client?.signal,
-      });
-    } catch (error) {
-      // Nobody is listening: answer with what Nest sends without logging an error.
-      if (client?.signal.aborted) throw client.signal.reason;
-      if (skipsWhenBusy(this.metadata, error)) return undefined;
-      throw this.fail(error, 'acquire');
-    } finally {
-      client?.dispose();
-    }
+    const lock = await acquireForCall(redlock, resources, this.metadata, undefined).catch(
+      (error: unknown) => {
+        throw this.fail(error, 'acquire');
+      },
+    );
+    if (lock === undefined) return undefined; // busy, onBusy: 'skip'
+    this.redlock = redlock;
+    this.acquiredAt = performance.now();
     return redlock.redlock.session(lock, this.metadata.lockOptions);
   }
 
-  /**
-   * For an HTTP handler handed over by the interceptor: a signal that aborts when the client
-   * goes away before its response is finished, so that a request nobody waits for any more
-   * stops queueing for the lock (and its handler never runs).
-   */
-  private clientGone(): { signal: AbortSignal; dispose(): void } | undefined {
-    const context = this.handoff?.executionContext;
-    if (context?.getType() !== 'http') return undefined;
-    // Express gives Node's ServerResponse, Fastify a reply wrapping it as `raw`.
-    const reply = context.switchToHttp().getResponse<{ raw?: unknown } | undefined>();
-    const response = (reply?.raw ?? reply) as Partial<ServerResponse> | undefined;
-    if (typeof response?.once !== 'function' || typeof response.off !== 'function') {
-      return undefined;
-    }
-    const controller = new AbortController();
-    const abort = () => {
-      if (response.writableFinished !== true) {
-        // nginx's "client closed request": an HttpException, so Nest does not log it as a fault.
-        controller.abort(new HttpException('Client Closed Request', 499));
-      }
-    };
-    if (response.destroyed === true || response.closed === true) abort();
-    response.once('close', abort);
-    return { signal: controller.signal, dispose: () => response.off!('close', abort) };
+  /** Ends the lock, no earlier than `minHold` after its acquisition. */
+  private end(session: LockSession): Promise<LockLostError | undefined> {
+    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock!);
   }
 
   /** Runs `work` in the lock's scopes: the core's (`currentLock()`) and `@CurrentLock()`'s. */
   private enter<R>(session: LockSession, work: () => R): R {
     return session.run(() => lockedScope.run({ lock: session.lock }, work));
-  }
-
-  /** The arguments, with the lock in the positions of `@CurrentLock()` parameters. */
-  private lockedArgs(session: LockSession): unknown[] {
-    const positions = this.metadata.currentLockParams;
-    if (positions.length === 0) return this.args;
-    const args = [...this.args];
-    for (const index of positions) args[index] = session.lock;
-    return args;
   }
 
   /**
@@ -309,31 +311,14 @@ class LockedCall {
     throw new RedlockConfigError(
       this.metadata.where,
       deferred,
-      this.handoff === undefined
-        ? 'a locked method must resolve to a value: its work would run after the release; lock inside the pipeline instead'
-        : 'a handler whose lock is named from its arguments must resolve to a value; name the lock from the request (e.g. {id}) so that the interceptor holds it while the response streams',
+      'a locked method must resolve to a value: its work would run after the release; lock inside the pipeline instead',
     );
   }
 
   private fail(error: unknown, stage: LockedErrorStage): unknown {
     const moduleMapper = (this.self as LockManaged | undefined)?.[LOCK_MODULE_OPTIONS]
       ?.mapLockedError;
-    const resources = this.resources;
-    let context: LockedErrorContext = { type: 'provider', stage, resources };
-    const executionContext = this.handoff?.executionContext;
-    if (executionContext !== undefined) {
-      const type = executionContext.getType();
-      context = {
-        type,
-        stage,
-        resources,
-        executionContext,
-        setHeader:
-          type === 'http'
-            ? responseHeaderSetter(executionContext.switchToHttp().getResponse())
-            : undefined,
-      };
-    }
+    const context: LockedErrorContext = { type: 'provider', stage, resources: this.resources };
     return mapLockedError(error, context, [this.metadata.mapError, moduleMapper]);
   }
 }

@@ -42,6 +42,27 @@ export interface LockedOptions {
    */
   maxHold?: number;
   /**
+   * Shortest time the lock is held, in ms from its acquisition, however quickly the method
+   * returns (ShedLock's `lockAtLeastFor`). The call still returns when its work is done; the
+   * lock stays held (auto-extended) in the background until `minHold` has passed, then is
+   * released (at once when the app shuts down).
+   *
+   * Why: with `onBusy: 'skip'`, a job that takes 1 ms frees its tick's lock at once, and an
+   * instance whose clock is a few hundred ms behind fires the same tick after that and runs it
+   * a second time. Holding the lock for `minHold` covers clocks that far apart. The default for
+   * `'skip'` (500 ms) covers the clock differences of ordinary hosts (NTP keeps them within
+   * milliseconds; a VM or container resumed from a pause can be hundreds of ms off) and stays
+   * below a one-second cron period: keep `minHold` below your job's period (a longer one makes
+   * the next tick find its own lock still held and skip it), and raise it if your instances'
+   * clocks can be further apart.
+   * @default 500 with `onBusy: 'skip'`, else 0
+   * @example
+   * @Cron(CronExpression.EVERY_MINUTE)
+   * @Locked('jobs:report', { onBusy: 'skip', minHold: 5_000 })   // clocks may be 5 s apart
+   * async report() { … }
+   */
+  minHold?: number;
+  /**
    * Issue a fencing token with the lock (`@CurrentLock() lock` → `lock.fencingToken`), to pass
    * to the resource the handler writes so that it can refuse a stale holder.
    * @default the module's `fencing` (false)
@@ -61,7 +82,12 @@ export interface LockedOptions {
    *   run-once-per-cluster pattern for `@Cron` / `@Interval` jobs and queue consumers: the
    *   instance that got the lock runs the job, the others skip this tick quietly. With `'skip'`,
    *   `wait` defaults to 0 (an instance that waited for the winner to finish would then run the
-   *   same tick a second time).
+   *   same tick a second time) and `minHold` to 500 ms (see there). Rounds that nobody won
+   *   (instances firing together split the nodes' votes) are retried for up to 2 s before
+   *   skipping: a skip means another owner holds the lock, not that this one lost a round.
+   *   Not for queue consumers (a BullMQ `@Processor`, a microservice `@EventPattern`): the
+   *   skipped job or event would count as done though it never ran — the bootstrap refuses it
+   *   there; use `'throw'`, so that the queue retries it later.
    *
    * Unreachable nodes (`unavailable`) and every other error are never skipped: an outage must
    * stay visible.
@@ -86,10 +112,13 @@ export interface LockedOptions {
 /** See {@link LockedOptions.onBusy}. */
 export type LockedOnBusy = 'throw' | 'skip';
 
+/** `minHold` when not given: see {@link LockedOptions.minHold}. */
+export const SKIP_MIN_HOLD_MS = 500;
+
 const NUMERIC = ['ttl', 'wait', 'retryDelay', 'retryJitter', 'maxHold'] as const;
 const BOOLEAN = ['autoExtend', 'fencing', 'reentrant'] as const;
 const ON_BUSY: readonly LockedOnBusy[] = ['throw', 'skip'];
-const KNOWN = new Set<string>([...NUMERIC, ...BOOLEAN, 'onBusy', 'mapError']);
+const KNOWN = new Set<string>([...NUMERIC, ...BOOLEAN, 'minHold', 'onBusy', 'mapError']);
 
 /**
  * Validates a decorator's options when it is applied (class definition, i.e. bootstrap),
@@ -97,8 +126,8 @@ const KNOWN = new Set<string>([...NUMERIC, ...BOOLEAN, 'onBusy', 'mapError']);
  * are those of the core's per-call options; what depends on the module's options (ttl above
  * nodeTimeout) is checked again at bootstrap by the explorer.
  *
- * @returns the lock options to pass to `acquire()` / `session()`, without `mapError` and
- *   `onBusy` (with `wait: 0` for `onBusy: 'skip'` unless `wait` is given).
+ * @returns the lock options to pass to `acquire()` / `session()`, without `mapError`,
+ *   `minHold` and `onBusy` (with `wait: 0` for `onBusy: 'skip'` unless `wait` is given).
  * @throws RedlockConfigError
  */
 export function validateLockedOptions(options: unknown, where: string): LockOptions {
@@ -126,6 +155,16 @@ export function validateLockedOptions(options: unknown, where: string): LockOpti
   for (const key of BOOLEAN) check(key, typeof record[key] === 'boolean', 'must be a boolean');
   check('mapError', typeof mapError === 'function', 'must be a function');
   check(
+    'minHold',
+    typeof record.minHold === 'number' && Number.isFinite(record.minHold) && record.minHold >= 0,
+    'must be a finite number of ms ≥ 0',
+  );
+  check(
+    'minHold',
+    typeof record.maxHold !== 'number' || (record.minHold as number) <= record.maxHold,
+    `must not exceed maxHold (${String(record.maxHold)})`,
+  );
+  check(
     'onBusy',
     ON_BUSY.includes(record.onBusy as LockedOnBusy),
     `must be one of ${ON_BUSY.map((v) => `'${v}'`).join(', ')}`,
@@ -141,4 +180,12 @@ export function validateLockedOptions(options: unknown, where: string): LockOpti
   // A skipping job must not queue behind the winner: it would run the same tick after it.
   if (record.onBusy === 'skip' && record.wait === undefined) lockOptions.wait = 0;
   return Object.freeze(lockOptions);
+}
+
+/**
+ * The `minHold` of a `@Locked` method (validated by {@link validateLockedOptions}): as given,
+ * else {@link SKIP_MIN_HOLD_MS} with `onBusy: 'skip'`, else 0.
+ */
+export function minHoldOf(options: LockedOptions | undefined): number {
+  return options?.minHold ?? (options?.onBusy === 'skip' ? SKIP_MIN_HOLD_MS : 0);
 }

@@ -1,4 +1,5 @@
 import { LockResourceError, RedlockConfigError } from '../core';
+import type { BoundArguments } from './bound-arguments';
 import type { LockedContext } from './locked-context';
 
 /**
@@ -52,10 +53,11 @@ export interface ResourceTemplate {
   /** The placeholders, in order of appearance. */
   readonly placeholders: readonly TemplatePlaceholder[];
   /**
-   * The resource name for this call.
+   * The resource name for this call. With `bound` (a handler call), a placeholder the handler
+   * binds reads the value it received, after its pipes; the others read `context`.
    * @throws LockResourceError when a placeholder's value is missing, empty or not a scalar.
    */
-  render(context: LockedContext): string;
+  render(context: LockedContext, bound?: BoundArguments): string;
 }
 
 type Part = string | TemplatePlaceholder;
@@ -125,10 +127,10 @@ export function parseResourceTemplate(template: string, where = '@Locked'): Reso
   return {
     template,
     placeholders,
-    render(context) {
+    render(context, bound) {
       let out = '';
       for (const part of parts) {
-        out += typeof part === 'string' ? part : renderPlaceholder(template, part, context);
+        out += typeof part === 'string' ? part : renderPlaceholder(template, part, context, bound);
       }
       return out;
     },
@@ -181,10 +183,12 @@ function renderPlaceholder(
   template: string,
   placeholder: TemplatePlaceholder,
   context: LockedContext,
+  bound: BoundArguments | undefined,
 ): string {
-  let value: unknown = READ_SOURCE[placeholder.source](context);
+  const { start, path } = startOf(placeholder, context, bound);
+  let value = start;
   let missing = value === undefined;
-  for (const key of placeholder.path) {
+  for (const key of path) {
     if (missing) break;
     // Own properties only: a value like `{body.constructor}` must not reach into prototypes
     // (and `__proto__` in a JSON body is an ordinary own key there).
@@ -202,6 +206,23 @@ function renderPlaceholder(
     );
   }
   return templateValue(template, placeholder, value);
+}
+
+/**
+ * Where a placeholder's path starts: the handler's piped value for its first key (`@Param('id')`
+ * for `{id}`), else the piped whole source (`@Param()`), else the raw source of the context.
+ */
+function startOf(
+  placeholder: TemplatePlaceholder,
+  context: LockedContext,
+  bound: BoundArguments | undefined,
+): { start: unknown; path: readonly string[] } {
+  const [head, ...rest] = placeholder.path;
+  const byKey = bound?.(placeholder.source, head);
+  if (byKey !== undefined) return { start: byKey.value, path: rest };
+  const whole = bound?.(placeholder.source, undefined);
+  if (whole !== undefined) return { start: whole.value, path: placeholder.path };
+  return { start: READ_SOURCE[placeholder.source](context), path: placeholder.path };
 }
 
 /**

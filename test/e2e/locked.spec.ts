@@ -17,7 +17,7 @@ import { APP_INTERCEPTOR, ExternalContextCreator, Reflector } from '@nestjs/core
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { Test } from '@nestjs/testing';
 import Redis from 'ioredis';
-import { lastValueFrom, Observable, of } from 'rxjs';
+import { defer, lastValueFrom, Observable } from 'rxjs';
 import request from 'supertest';
 import {
   CurrentLock,
@@ -553,7 +553,15 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
         RpcHandlers.prototype[method],
       );
       context.setType('rpc');
-      return lastValueFrom(interceptor.intercept(context, { handle: () => of('ran') }));
+      // The chain Nest builds: on subscription it invokes the (wrapped) method, which takes the
+      // lock through the interceptor's call.
+      const handlers = new RpcHandlers();
+      const handle = () =>
+        defer(async () => {
+          await (handlers[method] as (payload: unknown) => unknown)(data);
+          return 'ran';
+        });
+      return lastValueFrom(interceptor.intercept(context, { handle }));
     };
 
     it('rethrows the typed errors, not HTTP exceptions', async () => {

@@ -3,6 +3,7 @@ import {
   ConflictException,
   HttpException,
   InternalServerErrorException,
+  IntrinsicException,
   NotFoundException,
   ServiceUnavailableException,
 } from '@nestjs/common';
@@ -11,6 +12,7 @@ import {
   LockLostError,
   LockNotAcquiredError,
   LockResourceError,
+  LockedCallException,
   RedlockConfigError,
   type LockedErrorContext,
 } from '../../lib';
@@ -108,20 +110,58 @@ describe('default @Locked error mapping over HTTP', () => {
 });
 
 describe('default @Locked error mapping outside HTTP', () => {
-  it.each(['rpc', 'ws', 'provider', 'graphql'])(
-    '%s: rethrows the typed errors as they are',
+  it.each(['rpc', 'ws', 'graphql'])(
+    '%s: a LockedCallException with the code, retryAfterMs when known, and no resource or node',
     (type) => {
       const context: LockedErrorContext = { type, stage: 'acquire' };
-      for (const error of [
-        held(100),
-        unavailable(),
-        new LockResourceError('bad'),
-        new LockLostError(['r']),
-      ]) {
-        expect(defaultLockedErrorMapper(error, context)).toBe(error);
+      const cases: [unknown, string, number | undefined][] = [
+        [held(1_234.5), 'LOCK_BUSY', 1_235],
+        [held(undefined), 'LOCK_BUSY', undefined],
+        [unavailable(), 'LOCK_UNAVAILABLE', undefined],
+        [
+          new LockNotAcquiredError(['secret:alice@example.com'], 'unavailable', 1, [
+            { node: '127.0.0.1:6379', outcome: 'timeout' },
+          ]),
+          'LOCK_UNAVAILABLE',
+          undefined,
+        ],
+        [new LockLostError(['secret:alice@example.com']), 'LOCK_LOST', undefined],
+        [new LockResourceError('bad'), 'LOCK_RESOURCE_INVALID', undefined],
+      ];
+      for (const [error, code, retryAfterMs] of cases) {
+        const mapped = defaultLockedErrorMapper(error, context) as LockedCallException;
+        expect(mapped).toBeInstanceOf(LockedCallException);
+        expect(mapped).toBeInstanceOf(IntrinsicException); // Nest does not log it
+        expect(mapped.cause).toBe(error);
+        expect(mapped.payload).toEqual({
+          status: 'error',
+          code,
+          message: expect.any(String),
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        });
+        expect(mapped.extensions).toEqual({
+          code,
+          ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        });
+        const shown = JSON.stringify({ ...mapped.payload, message: mapped.message });
+        expect(shown).not.toMatch(/secret|alice|127\.0\.0\.1|\d+:\d{2,5}/);
       }
     },
   );
+
+  it('provider: rethrows the typed errors as they are (the global filter answers)', () => {
+    const context: LockedErrorContext = { type: 'provider', stage: 'acquire' };
+    for (const error of [held(100), unavailable(), new LockLostError(['r'])]) {
+      expect(defaultLockedErrorMapper(error, context)).toBe(error);
+    }
+  });
+
+  it('leaves other errors as they are in every transport', () => {
+    for (const type of ['rpc', 'ws', 'graphql']) {
+      const error = new TypeError('x');
+      expect(defaultLockedErrorMapper(error, { type, stage: 'acquire' })).toBe(error);
+    }
+  });
 });
 
 describe('mapper overrides', () => {

@@ -5,9 +5,9 @@ import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/com
  * and an all-digit id ignores leading zeros, so `/stock/042`, `/stock/42` and `/stock/0042` are
  * item `42`, and `/stock/SKU-1` is item `sku-1`.
  *
- * Why it matters for the lock: a lock named from the raw URL (`@Locked('stock:{id}')`) would
- * give `042` and `42` two different locks for one stock level — two decrements at once, lost
- * updates. The stock routes name their lock from the piped id instead (`{args.0}`).
+ * Why it matters for the lock: `@Locked('stock:{id}')` locks the id the handler receives, after
+ * this pipe, so `042` and `42` take one lock for one stock level (a lock named from the raw URL
+ * would give them two: two decrements at once, lost updates).
  *
  * @example
  * decrement(@Param('id', ParseStockIdPipe) id: string)

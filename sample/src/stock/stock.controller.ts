@@ -10,13 +10,12 @@ import { StockService } from './stock.service';
  * ({@link StockService.decrement}); only the lock differs:
  *
  * - `decrement-unsafe`: no lock — concurrent requests lose updates (the classic race);
- * - `decrement`: `@Locked('stock:{args.0}')` — waits for the lock (up to the module's `wait`), exact;
- * - `decrement-nowait`: `@Locked('stock:{args.0}', { wait: 0 })` — one attempt, 409 when busy, exact.
+ * - `decrement`: `@Locked('stock:{id}')` — waits for the lock (up to the module's `wait`), exact;
+ * - `decrement-nowait`: `@Locked('stock:{id}', { wait: 0 })` — one attempt, 409 when busy, exact.
  *
- * Every route reads the item id through {@link ParseStockIdPipe} (`/stock/042` is item `42`),
- * and the locks are named from that piped id — `{args.0}`, the handler's first parameter after
- * its pipe — not from the raw URL (`{id}`): otherwise `/stock/042` and `/stock/42` would take
- * two different locks on one stock level. A handler locked on its arguments is `async`.
+ * Every route reads the item id through {@link ParseStockIdPipe} (`/stock/042` is item `42`).
+ * `{id}` locks the id the handler receives — after that pipe — so `/stock/042` and `/stock/42`
+ * take one lock on one stock level.
  *
  * Every decrement answers 200 with the new level, 404 for an unknown item, 409 "Out of stock"
  * at 0. A lock held by another request is 409 too (with `Retry-After`), nodes down is 503.
@@ -36,7 +35,7 @@ export class StockController {
    * between a locked decrement's read and write would be overwritten by it.
    */
   @Put(':id')
-  @Locked('stock:{args.0}', { fencing: true })
+  @Locked('stock:{id}', { fencing: true })
   async set(
     @Param('id', ParseStockIdPipe) id: string,
     @Body('quantity', new ParseQuantityPipe()) quantity: number,
@@ -59,7 +58,7 @@ export class StockController {
    */
   @Post(':id/decrement')
   @HttpCode(200)
-  @Locked('stock:{args.0}', { fencing: true })
+  @Locked('stock:{id}', { fencing: true })
   async decrement(
     @Param('id', ParseStockIdPipe) id: string,
     @CurrentLock() lock: Lock,
@@ -70,7 +69,7 @@ export class StockController {
   /** One attempt at the item's lock: 409 at once when another request holds it. */
   @Post(':id/decrement-nowait')
   @HttpCode(200)
-  @Locked('stock:{args.0}', { wait: 0, fencing: true })
+  @Locked('stock:{id}', { wait: 0, fencing: true })
   async decrementNoWait(
     @Param('id', ParseStockIdPipe) id: string,
     @CurrentLock() lock: Lock,
