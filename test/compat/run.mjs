@@ -583,7 +583,7 @@ async function runCell(name, cell, dir) {
     const result = await run(command, args, dir, STEP_TIMEOUT_MS, services.env);
     const lines = result.output.split('\n');
     const shown = result.ok
-      ? [...lines.filter((l) => /exclusion:/.test(l)), ...lines.slice(-15)]
+      ? [...lines.filter((l) => /exclusion:|answer:/.test(l)), ...lines.slice(-15)]
       : lines.slice(-80);
     log(name, shown.join('\n'));
     return { ok: result.ok, seconds: seconds(since) };

@@ -44,6 +44,14 @@ describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () =>
     });
   });
 
+  /** What a caller got, one line (run.mjs shows `answer:` lines of a passing cell). */
+  const report = (what: string, instance: Instance, res: Response, text: string) =>
+    console.log(
+      `answer: ${what} (instance ${instance.name}): ${res.status}` +
+        `${res.headers.has('retry-after') ? `, Retry-After: ${res.headers.get('retry-after')}` : ''}` +
+        `, ${text.slice(text.indexOf('\n\n') + 2)}`,
+    );
+
   /** The route that locks, and the one whose provider method does (DESIGN §5.12). */
   const routes = [
     ['try-decrement', 'a @Locked route'],
@@ -60,6 +68,7 @@ describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () =>
           const from = instance.output().length;
           const res = await post(instance, `${id}/${route}`);
           const text = await received(res);
+          report(`busy, ${what}`, instance, res, text);
           assert.equal(res.status, 409, text);
           const retryAfter = Number(res.headers.get('retry-after'));
           assert.ok(retryAfter > 0 && retryAfter <= 10, text);
@@ -83,6 +92,7 @@ describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () =>
         for (const instance of instances) {
           const res = await post(instance, `${id}/${route}`);
           const text = await received(res);
+          report(`unavailable, ${what}`, instance, res, text);
           assert.equal(res.status, 503, text);
           assertNoLeak(text, id);
         }

@@ -64,6 +64,7 @@ describe('Apollo GraphQL: @Locked mutations on two instances', { timeout: 180_00
       for (const instance of instances) {
         const from = instance.output().length;
         const { body, text } = await mutate(instance, 'tryDecrement', id);
+        console.log(`answer: busy (instance ${instance.name}): ${text}`);
         assert.equal(body.errors?.length, 1, text);
         assert.equal(body.errors[0].extensions?.code, 'LOCK_BUSY', text);
         assert.equal(body.data?.tryDecrement ?? null, null, text);
@@ -84,6 +85,7 @@ describe('Apollo GraphQL: @Locked mutations on two instances', { timeout: 180_00
     try {
       for (const instance of instances) {
         const { body, text } = await mutate(instance, 'tryDecrement', id);
+        console.log(`answer: unavailable (instance ${instance.name}): ${text}`);
         assert.equal(body.errors?.length, 1, text);
         assert.equal(body.errors[0].extensions?.code, 'LOCK_UNAVAILABLE', text);
         assertNoLeak(text, id);

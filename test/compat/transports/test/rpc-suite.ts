@@ -77,6 +77,7 @@ export function rpcSuite(transport: 'nats' | 'rabbitmq', title: string): void {
         // addressable).
         for (let i = 0; i < 6; i++) {
           const { error, text } = await send('stock.try-decrement', id);
+          if (i === 0) console.log(`answer: busy: ${text}`);
           assert.ok(error, `no error: ${text}`);
           assert.equal(error.status, 'error', text);
           assert.equal(error.code, 'LOCK_BUSY', text);
@@ -104,6 +105,7 @@ export function rpcSuite(transport: 'nats' | 'rabbitmq', title: string): void {
       try {
         for (let i = 0; i < 4; i++) {
           const { error, text } = await send('stock.try-decrement', id);
+          if (i === 0) console.log(`answer: unavailable: ${text}`);
           assert.ok(error, `no error: ${text}`);
           assert.equal(error.status, 'error', text);
           assert.equal(error.code, 'LOCK_UNAVAILABLE', text);

@@ -85,6 +85,7 @@ describe('socket.io: @Locked gateway handlers on two instances', { timeout: 180_
       for (const [i, instance] of instances.entries()) {
         const from = instance.output().length;
         const { ack, text } = await emit(i, 'try-decrement', id, 5_000);
+        console.log(`answer: busy (instance ${instance.name}): ack + events: ${text}`);
         assert.equal(ack.status, 'error', text);
         assert.equal(ack.code, 'LOCK_BUSY', text);
         assert.ok(
@@ -110,6 +111,7 @@ describe('socket.io: @Locked gateway handlers on two instances', { timeout: 180_
     try {
       for (const i of instances.keys()) {
         const { ack, text } = await emit(i, 'try-decrement', id, 5_000);
+        console.log(`answer: unavailable (instance ${i === 0 ? 'a' : 'b'}): ack + events: ${text}`);
         assert.equal(ack.status, 'error', text);
         assert.equal(ack.code, 'LOCK_UNAVAILABLE', text);
         assertNoLeak(text, id);
