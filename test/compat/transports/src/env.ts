@@ -16,11 +16,14 @@ export function lockNodes(): string[] {
 
 /**
  * The lock options every instance shares: both instances (and the spec's own holder) must name
- * the same keys. A short wait here; handlers that queue say so on their decorator.
+ * the same keys. A short wait here; handlers that queue say so on their decorator. The node
+ * timeout is generous: these cells run beside others on two cores, and a reply later than it
+ * counts as a node not heard from (with 100 ms, a starved instance once answered a held lock
+ * LOCK_UNAVAILABLE: two of three nodes not heard in time is no quorum either way).
  */
 export const LOCK_OPTIONS = {
-  ttl: 2_000,
-  nodeTimeout: 100,
+  ttl: 5_000,
+  nodeTimeout: 500,
   wait: 0,
   keyPrefix: 'compat-transports:',
 } as const;
