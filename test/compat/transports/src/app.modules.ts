@@ -21,7 +21,11 @@ const redlock = RedlockModule.forRoot({ nodes: lockNodes(), ...LOCK_OPTIONS });
 export class FastifyAppModule {}
 
 /** A microservice (NATS or RabbitMQ). */
-@Module({ imports: [redlock], controllers: [StockRpcController], providers: [StockStore] })
+@Module({
+  imports: [redlock],
+  controllers: [StockRpcController],
+  providers: [StockStore, StockService],
+})
 export class MicroserviceAppModule {}
 
 /** Apollo GraphQL (code first, schema in memory) on Express. */
@@ -30,10 +34,10 @@ export class MicroserviceAppModule {}
     redlock,
     GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
   ],
-  providers: [StockStore, StockResolver],
+  providers: [StockStore, StockService, StockResolver],
 })
 export class GraphqlAppModule {}
 
 /** A socket.io gateway on the Express server. */
-@Module({ imports: [redlock], providers: [StockStore, StockGateway] })
+@Module({ imports: [redlock], providers: [StockStore, StockService, StockGateway] })
 export class SocketioAppModule {}

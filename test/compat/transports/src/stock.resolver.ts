@@ -1,5 +1,6 @@
 import { Args, Field, Int, Mutation, ObjectType, Query, Resolver } from '@nestjs/graphql';
 import { Locked } from 'nestjs-redlock';
+import { StockService } from './stock.service.js';
 import { StockStore } from './stock.store.js';
 
 @ObjectType()
@@ -17,7 +18,10 @@ export class DecrementResult {
 /** An Apollo resolver (graphql.main), code first: the mutation's argument names the lock. */
 @Resolver()
 export class StockResolver {
-  constructor(private readonly store: StockStore) {}
+  constructor(
+    private readonly store: StockStore,
+    private readonly service: StockService,
+  ) {}
 
   @Query(() => String)
   instance(): string {
@@ -34,5 +38,11 @@ export class StockResolver {
   @Locked('stock:{args.0}', { wait: 0 })
   async tryDecrement(@Args('id') id: string) {
     return this.store.decrement(id);
+  }
+
+  /** Not locked itself: the lock is taken by the provider method it calls. */
+  @Mutation(() => DecrementResult)
+  async tryDecrementViaService(@Args('id') id: string) {
+    return this.service.tryDecrement(id);
   }
 }

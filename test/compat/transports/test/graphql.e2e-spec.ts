@@ -33,7 +33,11 @@ describe('Apollo GraphQL: @Locked mutations on two instances', { timeout: 180_00
     await store.close();
   });
 
-  const mutate = async (instance: Instance, field: 'decrement' | 'tryDecrement', id: string) => {
+  const mutate = async (
+    instance: Instance,
+    field: 'decrement' | 'tryDecrement' | 'tryDecrementViaService',
+    id: string,
+  ) => {
     const res = await fetch(`http://127.0.0.1:${instance.port}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -56,43 +60,53 @@ describe('Apollo GraphQL: @Locked mutations on two instances', { timeout: 180_00
     });
   });
 
-  it('a held lock → a GraphQL error with extensions.code LOCK_BUSY, on both instances; nothing leaks', async () => {
-    const id = 'graphql-busy';
-    await store.seed(id, 5);
-    const held = await holdLock(id);
-    try {
-      for (const instance of instances) {
-        const from = instance.output().length;
-        const { body, text } = await mutate(instance, 'tryDecrement', id);
-        console.log(`answer: busy (instance ${instance.name}): ${text}`);
-        assert.equal(body.errors?.length, 1, text);
-        assert.equal(body.errors[0].extensions?.code, 'LOCK_BUSY', text);
-        assert.equal(body.data?.tryDecrement ?? null, null, text);
-        assertNoLeak(text, id);
-        await assertNotLoggedAsError(instance, from);
-      }
-    } finally {
-      await held.release();
-    }
-    assert.equal((await store.read(id)).stock, 5, 'the resolver ran without the lock');
-  });
+  /** The resolver that locks, and the one whose provider method does (DESIGN §5.12). */
+  const fields = [
+    ['tryDecrement', 'a @Locked resolver'],
+    ['tryDecrementViaService', 'a @Locked provider method under a plain resolver'],
+  ] as const;
 
-  // Last: it hangs two of the three lock nodes and resumes them.
-  it('a majority of lock nodes hung → extensions.code LOCK_UNAVAILABLE; nothing leaks', async () => {
-    const id = 'graphql-down';
-    await store.seed(id, 5);
-    const resume = hangMajority();
-    try {
-      for (const instance of instances) {
-        const { body, text } = await mutate(instance, 'tryDecrement', id);
-        console.log(`answer: unavailable (instance ${instance.name}): ${text}`);
-        assert.equal(body.errors?.length, 1, text);
-        assert.equal(body.errors[0].extensions?.code, 'LOCK_UNAVAILABLE', text);
-        assertNoLeak(text, id);
+  for (const [field, what] of fields) {
+    it(`${what}, lock held → a GraphQL error with extensions.code LOCK_BUSY, on both instances; nothing leaks`, async () => {
+      const id = `graphql-busy-${field}`;
+      await store.seed(id, 5);
+      const held = await holdLock(id);
+      try {
+        for (const instance of instances) {
+          const from = instance.output().length;
+          const { body, text } = await mutate(instance, field, id);
+          console.log(`answer: busy, ${what} (instance ${instance.name}): ${text}`);
+          assert.equal(body.errors?.length, 1, text);
+          assert.equal(body.errors[0].extensions?.code, 'LOCK_BUSY', text);
+          assert.equal(body.data?.[field] ?? null, null, text);
+          assertNoLeak(text, id);
+          await assertNotLoggedAsError(instance, from);
+        }
+      } finally {
+        await held.release();
       }
-    } finally {
-      resume();
-    }
-    assert.equal((await store.read(id)).stock, 5, 'the resolver ran without the lock');
-  });
+      assert.equal((await store.read(id)).stock, 5, 'the resolver ran without the lock');
+    });
+  }
+
+  // Last: they hang two of the three lock nodes and resume them.
+  for (const [field, what] of fields) {
+    it(`${what}, a majority of lock nodes hung → extensions.code LOCK_UNAVAILABLE; nothing leaks`, async () => {
+      const id = `graphql-down-${field}`;
+      await store.seed(id, 5);
+      const resume = hangMajority();
+      try {
+        for (const instance of instances) {
+          const { body, text } = await mutate(instance, field, id);
+          console.log(`answer: unavailable, ${what} (instance ${instance.name}): ${text}`);
+          assert.equal(body.errors?.length, 1, text);
+          assert.equal(body.errors[0].extensions?.code, 'LOCK_UNAVAILABLE', text);
+          assertNoLeak(text, id);
+        }
+      } finally {
+        resume();
+      }
+      assert.equal((await store.read(id)).stock, 5, 'the resolver ran without the lock');
+    });
+  }
 });

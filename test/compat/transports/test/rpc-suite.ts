@@ -67,54 +67,63 @@ export function rpcSuite(transport: 'nats' | 'rabbitmq', title: string): void {
       });
     });
 
-    it('a held lock → { status: "error", code: "LOCK_BUSY", retryAfterMs }; nothing leaks', async () => {
-      const id = `${transport}-busy`;
-      await store.seed(id, 5);
-      const held = await holdLock(id);
-      const from = instances.map((instance) => instance.output().length);
-      try {
-        // The broker picks the instance: enough calls that both answer busy (an instance is not
-        // addressable).
-        for (let i = 0; i < 6; i++) {
-          const { error, text } = await send('stock.try-decrement', id);
-          if (i === 0) console.log(`answer: busy: ${text}`);
-          assert.ok(error, `no error: ${text}`);
-          assert.equal(error.status, 'error', text);
-          assert.equal(error.code, 'LOCK_BUSY', text);
-          assert.ok(
-            typeof error.retryAfterMs === 'number' &&
-              error.retryAfterMs > 0 &&
-              error.retryAfterMs <= 10_000,
-            text,
-          );
-          assertNoLeak(text, id);
-        }
-      } finally {
-        await held.release();
-      }
-      for (const [i, instance] of instances.entries())
-        await assertNotLoggedAsError(instance, from[i]);
-      assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
-    });
+    /** The handler that locks, and the one whose provider method does (DESIGN §5.12). */
+    const paths = [
+      ['stock.try-decrement', 'a @Locked handler'],
+      ['stock.try-decrement-via-service', 'a @Locked provider method under a plain handler'],
+    ] as const;
 
-    // Last: it hangs two of the three lock nodes and resumes them.
-    it('a majority of lock nodes hung → { status: "error", code: "LOCK_UNAVAILABLE" }; nothing leaks', async () => {
-      const id = `${transport}-down`;
-      await store.seed(id, 5);
-      const resume = hangMajority();
-      try {
-        for (let i = 0; i < 4; i++) {
-          const { error, text } = await send('stock.try-decrement', id);
-          if (i === 0) console.log(`answer: unavailable: ${text}`);
-          assert.ok(error, `no error: ${text}`);
-          assert.equal(error.status, 'error', text);
-          assert.equal(error.code, 'LOCK_UNAVAILABLE', text);
-          assertNoLeak(text, id);
+    for (const [pattern, what] of paths) {
+      it(`${what}, lock held → { status: "error", code: "LOCK_BUSY", retryAfterMs }; nothing leaks`, async () => {
+        const id = `${transport}-busy-${pattern}`;
+        await store.seed(id, 5);
+        const held = await holdLock(id);
+        const from = instances.map((instance) => instance.output().length);
+        try {
+          // The broker picks the instance (none is addressable): six calls.
+          for (let i = 0; i < 6; i++) {
+            const { error, text } = await send(pattern, id);
+            if (i === 0) console.log(`answer: busy, ${what}: ${text}`);
+            assert.ok(error, `no error: ${text}`);
+            assert.equal(error.status, 'error', text);
+            assert.equal(error.code, 'LOCK_BUSY', text);
+            assert.ok(
+              typeof error.retryAfterMs === 'number' &&
+                error.retryAfterMs > 0 &&
+                error.retryAfterMs <= 10_000,
+              text,
+            );
+            assertNoLeak(text, id);
+          }
+        } finally {
+          await held.release();
         }
-      } finally {
-        resume();
-      }
-      assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
-    });
+        for (const [i, instance] of instances.entries())
+          await assertNotLoggedAsError(instance, from[i]);
+        assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+      });
+    }
+
+    // Last: they hang two of the three lock nodes and resume them.
+    for (const [pattern, what] of paths) {
+      it(`${what}, a majority of lock nodes hung → { status: "error", code: "LOCK_UNAVAILABLE" }; nothing leaks`, async () => {
+        const id = `${transport}-down-${pattern}`;
+        await store.seed(id, 5);
+        const resume = hangMajority();
+        try {
+          for (let i = 0; i < 4; i++) {
+            const { error, text } = await send(pattern, id);
+            if (i === 0) console.log(`answer: unavailable, ${what}: ${text}`);
+            assert.ok(error, `no error: ${text}`);
+            assert.equal(error.status, 'error', text);
+            assert.equal(error.code, 'LOCK_UNAVAILABLE', text);
+            assertNoLeak(text, id);
+          }
+        } finally {
+          resume();
+        }
+        assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+      });
+    }
   });
 }

@@ -77,48 +77,60 @@ describe('socket.io: @Locked gateway handlers on two instances', { timeout: 180_
     });
   });
 
-  it('a held lock → the ack carries { status: "error", code: "LOCK_BUSY", retryAfterMs }; nothing leaks', async () => {
-    const id = 'socketio-busy';
-    await store.seed(id, 5);
-    const held = await holdLock(id);
-    try {
-      for (const [i, instance] of instances.entries()) {
-        const from = instance.output().length;
-        const { ack, text } = await emit(i, 'try-decrement', id, 5_000);
-        console.log(`answer: busy (instance ${instance.name}): ack + events: ${text}`);
-        assert.equal(ack.status, 'error', text);
-        assert.equal(ack.code, 'LOCK_BUSY', text);
-        assert.ok(
-          typeof ack.retryAfterMs === 'number' &&
-            ack.retryAfterMs > 0 &&
-            ack.retryAfterMs <= 10_000,
-          text,
-        );
-        assertNoLeak(text, id);
-        await assertNotLoggedAsError(instance, from);
-      }
-    } finally {
-      await held.release();
-    }
-    assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
-  });
+  /** The handler that locks, and the one whose provider method does (DESIGN §5.12). */
+  const events = [
+    ['try-decrement', 'a @Locked handler'],
+    ['try-decrement-via-service', 'a @Locked provider method under a plain handler'],
+  ] as const;
 
-  // Last: it hangs two of the three lock nodes and resumes them.
-  it('a majority of lock nodes hung → the ack carries code LOCK_UNAVAILABLE; nothing leaks', async () => {
-    const id = 'socketio-down';
-    await store.seed(id, 5);
-    const resume = hangMajority();
-    try {
-      for (const i of instances.keys()) {
-        const { ack, text } = await emit(i, 'try-decrement', id, 5_000);
-        console.log(`answer: unavailable (instance ${i === 0 ? 'a' : 'b'}): ack + events: ${text}`);
-        assert.equal(ack.status, 'error', text);
-        assert.equal(ack.code, 'LOCK_UNAVAILABLE', text);
-        assertNoLeak(text, id);
+  for (const [event, what] of events) {
+    it(`${what}, lock held → the ack carries { status: "error", code: "LOCK_BUSY", retryAfterMs }; nothing leaks`, async () => {
+      const id = `socketio-busy-${event}`;
+      await store.seed(id, 5);
+      const held = await holdLock(id);
+      try {
+        for (const [i, instance] of instances.entries()) {
+          const from = instance.output().length;
+          const { ack, text } = await emit(i, event, id, 5_000);
+          console.log(`answer: busy, ${what} (instance ${instance.name}): ack + events: ${text}`);
+          assert.equal(ack.status, 'error', text);
+          assert.equal(ack.code, 'LOCK_BUSY', text);
+          assert.ok(
+            typeof ack.retryAfterMs === 'number' &&
+              ack.retryAfterMs > 0 &&
+              ack.retryAfterMs <= 10_000,
+            text,
+          );
+          assertNoLeak(text, id);
+          await assertNotLoggedAsError(instance, from);
+        }
+      } finally {
+        await held.release();
       }
-    } finally {
-      resume();
-    }
-    assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
-  });
+      assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+    });
+  }
+
+  // Last: they hang two of the three lock nodes and resume them.
+  for (const [event, what] of events) {
+    it(`${what}, a majority of lock nodes hung → the ack carries code LOCK_UNAVAILABLE; nothing leaks`, async () => {
+      const id = `socketio-down-${event}`;
+      await store.seed(id, 5);
+      const resume = hangMajority();
+      try {
+        for (const [i, instance] of instances.entries()) {
+          const { ack, text } = await emit(i, event, id, 5_000);
+          console.log(
+            `answer: unavailable, ${what} (instance ${instance.name}): ack + events: ${text}`,
+          );
+          assert.equal(ack.status, 'error', text);
+          assert.equal(ack.code, 'LOCK_UNAVAILABLE', text);
+          assertNoLeak(text, id);
+        }
+      } finally {
+        resume();
+      }
+      assert.equal((await store.read(id)).stock, 5, 'the handler ran without the lock');
+    });
+  }
 });
