@@ -9,14 +9,15 @@
 // - nest11-cjs-jest-ioredis{5,6}, nest12-esm-vitest-ioredis{5,6}: test/compat/app (Express, the
 //   testing module, RedlockService) in a Nest 11 CommonJS + jest and a Nest 12 ESM + vitest app.
 // - transports-{fastify,nats,rabbitmq,graphql,socketio}: test/compat/transports, one Nest 12 ESM
-//   app (installed and built once for the five) served as two processes per cell: Fastify HTTP,
-//   a microservice over NATS and over RabbitMQ (a real nats-server / rabbitmq-server of the
-//   cell's own, started here on free loopback ports, not the machine's), an Apollo GraphQL
-//   resolver, a socket.io gateway. Each cell: 50 concurrent decrements over both instances
-//   (never oversold, no overlapping critical sections), then what a caller receives for a busy
-//   lock and for a majority of hung lock nodes (DESIGN §5.12: code and status per transport,
-//   neither the resource nor a node named, busy not logged as an error). Their specs run on
-//   node:test (no test runner to install).
+//   app (installed and built once for the five) served as two processes per cell: Fastify HTTP
+//   (with a CQRS command bus), a microservice over NATS and over RabbitMQ (a real nats-server /
+//   rabbitmq-server of the cell's own, started here on free loopback ports, not the machine's),
+//   an Apollo GraphQL resolver, a socket.io gateway. Each cell: 50 concurrent decrements over
+//   both instances (never oversold, no overlapping critical sections), then what a caller
+//   receives for a busy lock and for a majority of hung lock nodes, from a @Locked handler and
+//   from a @Locked provider method (or command handler) under a plain one (DESIGN §5.12: code
+//   and status per transport, neither the resource nor a node named, busy not logged as an
+//   error). Their specs run on node:test (no test runner to install).
 //
 // Each cell gets its own three redis-server lock nodes (and, for the transports, a fourth for
 // the shared stock), so cells that hang nodes cannot disturb each other. The cells of one
@@ -180,6 +181,7 @@ const transportsApp = {
       '@nestjs/apollo': '^14.0.0',
       '@nestjs/common': '^12.0.1',
       '@nestjs/core': '^12.0.1',
+      '@nestjs/cqrs': '^12.0.0',
       '@nestjs/graphql': '^14.0.0',
       '@nestjs/microservices': '^12.0.1',
       '@nestjs/platform-express': '^12.0.1',

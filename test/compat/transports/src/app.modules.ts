@@ -1,9 +1,11 @@
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
 import { GraphQLModule } from '@nestjs/graphql';
 import { RedlockModule } from 'nestjs-redlock';
 import { LOCK_OPTIONS, lockNodes } from './env.js';
 import { StockController } from './http.controller.js';
+import { TryDecrementHandler } from './stock.command.js';
 import { StockRpcController } from './rpc.controller.js';
 import { StockGateway } from './stock.gateway.js';
 import { StockResolver } from './stock.resolver.js';
@@ -12,11 +14,11 @@ import { StockStore } from './stock.store.js';
 
 const redlock = RedlockModule.forRoot({ nodes: lockNodes(), ...LOCK_OPTIONS });
 
-/** HTTP on Fastify. */
+/** HTTP on Fastify, with a CQRS command bus. */
 @Module({
-  imports: [redlock],
+  imports: [redlock, CqrsModule.forRoot()],
   controllers: [StockController],
-  providers: [StockStore, StockService],
+  providers: [StockStore, StockService, TryDecrementHandler],
 })
 export class FastifyAppModule {}
 

@@ -1,5 +1,7 @@
 import { Controller, HttpCode, Param, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { Locked } from 'nestjs-redlock';
+import { TryDecrementCommand } from './stock.command.js';
 import { StockService } from './stock.service.js';
 import { StockStore } from './stock.store.js';
 
@@ -9,6 +11,7 @@ export class StockController {
   constructor(
     private readonly store: StockStore,
     private readonly service: StockService,
+    private readonly commands: CommandBus,
   ) {}
 
   /** Queues for the lock (up to 10 s): the exclusion run. */
@@ -32,5 +35,12 @@ export class StockController {
   @HttpCode(200)
   async tryDecrementViaService(@Param('id') id: string) {
     return this.service.tryDecrement(id);
+  }
+
+  /** Not locked itself: the lock is taken by the CQRS command handler it dispatches to. */
+  @Post(':id/try-decrement-via-command')
+  @HttpCode(200)
+  async tryDecrementViaCommand(@Param('id') id: string) {
+    return this.commands.execute(new TryDecrementCommand(id));
   }
 }

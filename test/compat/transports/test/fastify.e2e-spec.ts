@@ -52,10 +52,11 @@ describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () =>
         `, ${text.slice(text.indexOf('\n\n') + 2)}`,
     );
 
-  /** The route that locks, and the one whose provider method does (DESIGN §5.12). */
+  /** The route that locks, and those whose provider or command handler does (DESIGN §5.12). */
   const routes = [
     ['try-decrement', 'a @Locked route'],
     ['try-decrement-via-service', 'a @Locked provider method under a plain route'],
+    ['try-decrement-via-command', 'a @Locked CQRS command handler under a plain route'],
   ] as const;
 
   for (const [route, what] of routes) {
