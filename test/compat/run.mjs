@@ -8,8 +8,8 @@
 // Cells:
 // - nest11-cjs-jest-ioredis{5,6}, nest12-esm-vitest-ioredis{5,6}: test/compat/app (Express, the
 //   testing module, RedlockService) in a Nest 11 CommonJS + jest and a Nest 12 ESM + vitest app.
-// - transports-{fastify,nats,rabbitmq,graphql,socketio}: test/compat/transports, one Nest 12 ESM
-//   app (installed and built once for the five) served as two processes per cell: Fastify HTTP
+// - transports-{fastify,nats,rabbitmq,graphql,socketio,cron}: test/compat/transports, one Nest 12
+//   ESM app (installed and built once for the six) served as two processes per cell: Fastify HTTP
 //   (with a CQRS command bus), a microservice over NATS and over RabbitMQ (a real nats-server /
 //   rabbitmq-server of the cell's own, started here on free loopback ports, not the machine's),
 //   an Apollo GraphQL resolver, a socket.io gateway. Each cell: 50 concurrent decrements over
@@ -17,7 +17,9 @@
 //   receives for a busy lock and for a majority of hung lock nodes, from a @Locked handler and
 //   from a @Locked provider method (or command handler) under a plain one (DESIGN §5.12: code
 //   and status per transport, neither the resource nor a node named, busy not logged as an
-//   error). Their specs run on node:test (no test runner to install).
+//   error). transports-cron: a @Cron job every second on both instances, one firing 250 ms late
+//   (a clock behind), runs once per tick with onBusy 'skip'. Their specs run on node:test (no
+//   test runner to install).
 //
 // Each cell gets its own three redis-server lock nodes (and, for the transports, a fourth for
 // the shared stock), so cells that hang nodes cannot disturb each other. The cells of one
@@ -187,6 +189,7 @@ const transportsApp = {
       '@nestjs/platform-express': '^12.0.1',
       '@nestjs/platform-fastify': '^12.0.1',
       '@nestjs/platform-socket.io': '^12.0.1',
+      '@nestjs/schedule': '^12.0.0',
       '@nestjs/websockets': '^12.0.1',
       graphql: '^16.11.0',
       ioredis: '^5.4.0',
@@ -252,6 +255,7 @@ const cells = {
   'transports-rabbitmq': transport('rabbitmq', { rabbitmq: true }),
   'transports-graphql': transport('graphql'),
   'transports-socketio': transport('socketio'),
+  'transports-cron': transport('cron'),
 };
 
 /** Runs a command in its own process group, killed whole on timeout. */
@@ -585,7 +589,7 @@ async function runCell(name, cell, dir) {
     const result = await run(command, args, dir, STEP_TIMEOUT_MS, services.env);
     const lines = result.output.split('\n');
     const shown = result.ok
-      ? [...lines.filter((l) => /exclusion:|answer:/.test(l)), ...lines.slice(-15)]
+      ? [...lines.filter((l) => /exclusion:|answer:|ticks:/.test(l)), ...lines.slice(-15)]
       : lines.slice(-80);
     log(name, shown.join('\n'));
     return { ok: result.ok, seconds: seconds(since) };

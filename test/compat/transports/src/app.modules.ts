@@ -2,9 +2,11 @@ import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import { GraphQLModule } from '@nestjs/graphql';
+import { ScheduleModule } from '@nestjs/schedule';
 import { RedlockModule } from 'nestjs-redlock';
 import { LOCK_OPTIONS, lockNodes } from './env.js';
 import { StockController } from './http.controller.js';
+import { ReportJob } from './report.job.js';
 import { TryDecrementHandler } from './stock.command.js';
 import { StockRpcController } from './rpc.controller.js';
 import { StockGateway } from './stock.gateway.js';
@@ -43,3 +45,7 @@ export class GraphqlAppModule {}
 /** A socket.io gateway on the Express server. */
 @Module({ imports: [redlock], providers: [StockStore, StockService, StockGateway] })
 export class SocketioAppModule {}
+
+/** A scheduled job (no server): @nestjs/schedule. */
+@Module({ imports: [redlock, ScheduleModule.forRoot()], providers: [StockStore, ReportJob] })
+export class CronAppModule {}

@@ -1,5 +1,5 @@
 // One app instance, as it would be deployed:
-// `COMPAT_TRANSPORT=fastify|nats|rabbitmq|graphql|socketio node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
+// `COMPAT_TRANSPORT=fastify|nats|rabbitmq|graphql|socketio|cron node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
 // `READY <instance>` once it serves.
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
@@ -7,6 +7,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { MicroserviceOptions } from '@nestjs/microservices';
 import { brokerOptions, env } from './env.js';
 import {
+  CronAppModule,
   FastifyAppModule,
   GraphqlAppModule,
   MicroserviceAppModule,
@@ -46,6 +47,11 @@ async function main(): Promise<void> {
     case 'socketio': {
       const app = await NestFactory.create(SocketioAppModule);
       await app.listen(port, '127.0.0.1');
+      close = () => app.close();
+      break;
+    }
+    case 'cron': {
+      const app = await NestFactory.createApplicationContext(CronAppModule);
       close = () => app.close();
       break;
     }

@@ -35,6 +35,12 @@ export class StockStore implements OnModuleDestroy {
     }
   }
 
+  /** One run of the scheduled job for `tick` (a second), by this instance. */
+  async recordTick(tick: number): Promise<void> {
+    await this.redis.hincrby('ticks', String(tick), 1);
+    await this.redis.hincrby(`ticks:${this.instance}`, String(tick), 1);
+  }
+
   async onModuleDestroy(): Promise<void> {
     await this.redis.quit();
   }

@@ -40,7 +40,10 @@ export async function freePorts(count: number): Promise<number[]> {
 }
 
 /** Starts instances `a` and `b` of one transport's app and waits until both serve. */
-export async function startInstances(transport: string): Promise<Instance[]> {
+export async function startInstances(
+  transport: string,
+  envOf: (name: string) => Record<string, string> = () => ({}),
+): Promise<Instance[]> {
   const ports = await freePorts(2);
   const instances = ['a', 'b'].map((name, i): Instance => {
     let output = '';
@@ -51,6 +54,7 @@ export async function startInstances(transport: string): Promise<Instance[]> {
         COMPAT_TRANSPORT: transport,
         COMPAT_INSTANCE: name,
         COMPAT_PORT: String(ports[i]),
+        ...envOf(name),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
