@@ -8,8 +8,8 @@
 // Cells:
 // - nest11-cjs-jest-ioredis{5,6}, nest12-esm-vitest-ioredis{5,6}: test/compat/app (Express, the
 //   testing module, RedlockService) in a Nest 11 CommonJS + jest and a Nest 12 ESM + vitest app.
-// - transports-{fastify,nats,rabbitmq,graphql,socketio,cron}: test/compat/transports, one Nest 12
-//   ESM app (installed and built once for the six) served as two processes per cell: Fastify HTTP
+// - transports-{fastify,nats,rabbitmq,graphql,socketio,cron,bullmq}: test/compat/transports, one
+//   Nest 12 ESM app (installed and built once for the seven) served as two processes per cell: Fastify HTTP
 //   (with a CQRS command bus), a microservice over NATS and over RabbitMQ (a real nats-server /
 //   rabbitmq-server of the cell's own, started here on free loopback ports, not the machine's),
 //   an Apollo GraphQL resolver, a socket.io gateway. Each cell: 50 concurrent decrements over
@@ -18,8 +18,10 @@
 //   from a @Locked provider method (or command handler) under a plain one (DESIGN §5.12: code
 //   and status per transport, neither the resource nor a node named, busy not logged as an
 //   error). transports-cron: a @Cron job every second on both instances, one firing 250 ms late
-//   (a clock behind), runs once per tick with onBusy 'skip'. Their specs run on node:test (no
-//   test runner to install).
+//   (a clock behind), runs once per tick with onBusy 'skip'. transports-bullmq: processors on
+//   both instances (exclusion; a busy lock fails the attempt and BullMQ's retry runs the job
+//   once; an outage fails it; onBusy 'skip' fails the bootstrap). Their specs run on node:test
+//   (no test runner to install).
 //
 // Each cell gets its own three redis-server lock nodes (and, for the transports, a fourth for
 // the shared stock), so cells that hang nodes cannot disturb each other. The cells of one
@@ -177,10 +179,12 @@ const transportsApp = {
     dependencies: {
       '@apollo/server': '^5.0.0',
       amqplib: '^0.10.0',
+      bullmq: '^5.0.0',
       'amqp-connection-manager': '^5.0.0',
       '@as-integrations/express5': '^1.1.0',
       '@nats-io/transport-node': '^3.0.0',
       '@nestjs/apollo': '^14.0.0',
+      '@nestjs/bullmq': '^12.0.0',
       '@nestjs/common': '^12.0.1',
       '@nestjs/core': '^12.0.1',
       '@nestjs/cqrs': '^12.0.0',
@@ -256,6 +260,7 @@ const cells = {
   'transports-graphql': transport('graphql'),
   'transports-socketio': transport('socketio'),
   'transports-cron': transport('cron'),
+  'transports-bullmq': transport('bullmq'),
 };
 
 /** Runs a command in its own process group, killed whole on timeout. */
@@ -525,6 +530,7 @@ function installedVersions(dir) {
     'amqplib',
     '@apollo/server',
     'socket.io',
+    'bullmq',
   ]
     .map((p) => [p, version(p)])
     .filter(([, v]) => v !== '?')

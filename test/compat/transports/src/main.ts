@@ -1,5 +1,5 @@
 // One app instance, as it would be deployed:
-// `COMPAT_TRANSPORT=fastify|nats|rabbitmq|graphql|socketio|cron node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
+// `COMPAT_TRANSPORT=fastify|nats|rabbitmq|graphql|socketio|cron|bullmq node dist/src/main.js`. The specs start two of them (two processes) per transport; each prints
 // `READY <instance>` once it serves.
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
@@ -7,6 +7,8 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { MicroserviceOptions } from '@nestjs/microservices';
 import { brokerOptions, env } from './env.js';
 import {
+  BullmqAppModule,
+  BullmqSkipAppModule,
   CronAppModule,
   FastifyAppModule,
   GraphqlAppModule,
@@ -50,8 +52,15 @@ async function main(): Promise<void> {
       close = () => app.close();
       break;
     }
-    case 'cron': {
-      const app = await NestFactory.createApplicationContext(CronAppModule);
+    case 'cron':
+    case 'bullmq':
+    case 'bullmq-skip': {
+      const modules = {
+        cron: CronAppModule,
+        bullmq: BullmqAppModule,
+        'bullmq-skip': BullmqSkipAppModule,
+      };
+      const app = await NestFactory.createApplicationContext(modules[transport]);
       close = () => app.close();
       break;
     }
