@@ -1,9 +1,18 @@
 import { createParamDecorator } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import type { Lock } from '../core';
+import { globalSingleton } from '../core/global-singleton';
 import { lockedScope } from '../locked/locked-scope';
 
-const readCurrentLock = (): Lock | undefined => lockedScope.getStore()?.lock;
+/**
+ * The factory of `@CurrentLock()`, shared by every copy of the package in the process (the ESM
+ * and the CommonJS build): `@Locked` finds a handler's `@CurrentLock()` parameters by this
+ * factory, and a parameter decorated through the other copy must be found too.
+ */
+const readCurrentLock = globalSingleton(
+  'readCurrentLock@1',
+  () => (): Lock | undefined => lockedScope.getStore()?.lock,
+);
 const currentLock = createParamDecorator(readCurrentLock);
 
 /**
