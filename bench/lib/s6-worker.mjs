@@ -32,7 +32,7 @@ const settle = async () => {
 
 const counters = serverCounters(urls);
 const contender = CONTENDERS[key];
-const holder = await contender.create(urls, { wait: 0 });
+const holder = await contender.create(urls, {});
 const waiter = await contender.create(urls, { wait: WAIT });
 const resources = Array.from({ length: K }, (_, i) => `s6:${process.pid}:${i}`);
 const beforeHeld = await settle();

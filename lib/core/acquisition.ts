@@ -23,9 +23,11 @@ import type { AcquireTrace } from './telemetry';
  * notifications but are not (yet) sure to hear them make together, at most (issue 19). One such
  * waiter polls every `retryDelay`; thousands share this rate instead of each polling at it: they
  * are about to listen (their subscriptions are being confirmed), and a release they miss meanwhile
- * costs them at most the blocking lease's end, never more (DESIGN §5.8).
+ * costs them at most the blocking lease's end, never more (DESIGN §5.8). Once every node confirmed
+ * a waiter's subscriptions it is rung at once (one attempt closes the gap), so this is a fallback
+ * for confirmations that do not come (a subscriber connection down).
  */
-export const SHARED_POLLS_PER_SECOND = 200;
+export const SHARED_POLLS_PER_SECOND = 100;
 
 /** One acquisition, as its attempts see it. */
 export interface AcquisitionCall {
@@ -111,15 +113,19 @@ export function notifyWaiting(
   early: boolean,
 ): WaitingStrategy {
   const alarm = new Alarm();
+  // Once it is sure to hear every release, a waiter polling at the shared rate tries once more
+  // at once (a release before the confirmation went unheard), then sleeps until one.
+  const listens = () => alarm.ring?.();
   let handle: WaiterHandle | undefined =
-    early || notifier.watching(keys) ? notifier.watch(keys, alarm.sound) : undefined;
+    early || notifier.watching(keys) ? notifier.watch(keys, alarm.sound, listens) : undefined;
   return {
     alarm,
     listening: () => handle?.listening() ?? false,
-    sharesPollRate: true,
+    // A waiter that will be told when it listens: its polls until then are a fallback, shared.
+    sharesPollRate: notifier.confirmable,
     attempted: () => handle?.attempted(),
     willSleep: () => {
-      handle ??= notifier.watch(keys, alarm.sound);
+      handle ??= notifier.watch(keys, alarm.sound, listens);
     },
     stop: (acquired) => handle?.stop(acquired),
   };
@@ -174,7 +180,9 @@ export class AcquisitionLoop {
   async acquire(call: AcquisitionCall): Promise<RedlockLock> {
     const { notifier } = this.parts;
     const waiting =
-      notifier === undefined ? pollWaiting() : notifyWaiting(notifier, call.keys, this.gate.busy);
+      notifier === undefined || !notifier.usable
+        ? pollWaiting()
+        : notifyWaiting(notifier, call.keys, this.gate.busy);
     let acquired = false;
     try {
       const lock = await this.attempts(call, waiting);

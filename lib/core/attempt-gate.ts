@@ -20,10 +20,11 @@ interface Turn {
  * miss `nodeTimeout` and read as `unavailable` while every node is healthy. Rounds beyond the
  * bound wait their turn, first come first served.
  *
- * The bound adapts to the replies (additive increase, multiplicative decrease): a round that
+ * The bound adapts to the replies: a round that
  * needed a reply that did not come within `nodeTimeout`, from a node that is not known down, halves
- * it (at most once per `nodeTimeout`, down to {@link MIN_ATTEMPTS_IN_FLIGHT}); a window of rounds
- * answered in time raises it by one, up to {@link MAX_ATTEMPTS_IN_FLIGHT}. A node that is down or
+ * it (at most once per `nodeTimeout`, down to {@link MIN_ATTEMPTS_IN_FLIGHT}); each window of
+ * {@link MIN_ATTEMPTS_IN_FLIGHT} rounds answered in time raises it by a quarter, up to
+ * {@link MAX_ATTEMPTS_IN_FLIGHT}. A node that is down or
  * hung costs no more than before: rounds decide on the others, and the floor keeps them flowing.
  */
 export class AttemptGate {
@@ -94,8 +95,11 @@ export class AttemptGate {
         this.lastCut = now;
       }
       this.answered = 0;
-    } else if (this.bound < MAX_ATTEMPTS_IN_FLIGHT && ++this.answered >= this.bound) {
-      this.bound++;
+    } else if (this.bound < MAX_ATTEMPTS_IN_FLIGHT && ++this.answered >= MIN_ATTEMPTS_IN_FLIGHT) {
+      // Back up by a quarter per window of rounds answered in time: from the floor to the top
+      // in about 10 windows (~160 rounds), so one slow spell (a burst of our own, a GC pause)
+      // does not throttle the thousands of waiters behind it for long.
+      this.bound = Math.min(MAX_ATTEMPTS_IN_FLIGHT, Math.ceil(this.bound * 1.25));
       this.answered = 0;
     }
     this.admit();

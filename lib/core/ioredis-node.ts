@@ -266,7 +266,12 @@ export class IoredisNode implements RedisNode {
     return (await this.run(RELEASE_SCRIPT, keys, value, announce)) as number;
   }
 
-  subscribe(channel: string, onMessage: (id: string) => void, onGap?: () => void): () => void {
+  subscribe(
+    channel: string,
+    onMessage: (id: string) => void,
+    onGap?: () => void,
+    onConfirmed?: () => void,
+  ): () => void {
     const subscriber = (this.subscriber ??= this.openSubscriber());
     // The release script publishes on its KEYS, which ioredis prefixes with the client's
     // `keyPrefix`; channel names it leaves as they are. Listening on the bare name would be a
@@ -274,7 +279,12 @@ export class IoredisNode implements RedisNode {
     const wire = this.keyPrefix + channel;
     let subscription = this.channels.get(wire);
     if (subscription === undefined) {
-      subscription = { listeners: new Set(), gaps: new Set(), confirmed: false };
+      subscription = {
+        listeners: new Set(),
+        gaps: new Set(),
+        confirms: new Set(),
+        confirmed: false,
+      };
       this.channels.set(wire, subscription);
       this.toUnsubscribe.delete(wire);
       this.toSubscribe.add(wire);
@@ -283,9 +293,11 @@ export class IoredisNode implements RedisNode {
     const current = subscription;
     current.listeners.add(onMessage);
     if (onGap) current.gaps.add(onGap);
+    if (onConfirmed) current.confirms.add(onConfirmed);
     return () => {
       current.listeners.delete(onMessage);
       if (onGap) current.gaps.delete(onGap);
+      if (onConfirmed) current.confirms.delete(onConfirmed);
       if (current.listeners.size > 0 || this.channels.get(wire) !== current) return;
       this.channels.delete(wire);
       if (this.subscriber !== subscriber) return;
@@ -348,6 +360,7 @@ export class IoredisNode implements RedisNode {
           const subscription = sent[i];
           if (subscription !== undefined && this.channels.get(channel) === subscription) {
             subscription.confirmed = true;
+            for (const confirmed of [...subscription.confirms]) confirmed();
           }
         });
       },
@@ -633,6 +646,8 @@ interface Subscription {
   readonly listeners: Set<(id: string) => void>;
   /** Called when announcements may have been missed (the connection dropped). */
   readonly gaps: Set<() => void>;
+  /** Called when the server confirms the subscription. */
+  readonly confirms: Set<() => void>;
   /** The server confirmed the subscription on the current connection. */
   confirmed: boolean;
 }
