@@ -57,7 +57,7 @@ describe('many waiters in one process (5 nodes)', () => {
     expect(failures.length).toBe(0);
     // Generous for a busy 2-core machine (the target on a quiet one is 1 s), yet a waiter that
     // polled to the lease's end (30 s) or slept out its wait (20 s) would fail it.
-    expect(lastHeld).toBeLessThan(10_000);
+    expect(lastHeld).toBeLessThan(15_000);
     await inBatches(
       settled.map((s) => s.lock!),
       1_000,
