@@ -33,7 +33,8 @@ export function runS6({ key, K, urls, holdMs = 3000 }) {
             K,
             failed: K,
             unavailable: 0,
-            error: String(error ?? stderr).slice(0, 300),
+            // The end of stderr says what went wrong (the start is the command line).
+            error: String(stderr || error).slice(-600),
             waitingCommandsPerWaiterPerSecond: NaN,
             firstSecondCommandsPerWaiter: NaN,
             releaseToAllHeldMs: NaN,

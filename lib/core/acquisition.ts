@@ -288,7 +288,10 @@ export class AcquisitionLoop {
         );
       }
       waiting.willSleep();
-      const polls = waiting.sharesPollRate && !(listening && result.retryAfterMs !== undefined);
+      // Only a waiter not yet sure to hear releases shares the poll rate: one that listens and
+      // still polls (its attempt missed replies, so no lease is known) retries at its own pace,
+      // as any waiter would after a slow spell.
+      const polls = waiting.sharesPollRate && !listening;
       const delay = retryDelay(
         result,
         settings,
