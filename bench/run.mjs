@@ -2,7 +2,8 @@
 // redis-semaphore's RedlockMutex and @sesamecare-oss/redlock, with ratios to a minimal
 // hand-written Redlock measured in the same run; contenders interleaved within each repeat,
 // medians over repeats. Run from the repository root: npm run bench [-- --quick]
-// Options: --quick, --repeats N, --concurrency 1,16,64, --s2-repeats N, --fault-repeats N, --only s1,s2,s2-shipped,s3,s4,micro,
+// Options: --quick, --repeats N, --concurrency 1,16,64, --s2-repeats N, --fault-repeats N, --only s1,s2,s2-shipped,s3,s4,s6,micro,
+// --waiters 1000,5000,20000 (S6's K),
 // --contenders a,b (keys of CONTENDERS in lib/adapters.mjs); BENCH_DIST=dir picks another build.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,6 +21,7 @@ import {
 import { serverCounters } from './lib/stats.mjs';
 import { runS1, runFault } from './lib/s1.mjs';
 import { runS2, calibrateCriticalSection } from './lib/s2.mjs';
+import { runS6, S6_CONTENDERS } from './lib/s6.mjs';
 import { microOwnerValue } from './lib/micro.mjs';
 import { summarise, markdown } from './lib/report.mjs';
 import { chart } from './lib/chart.mjs';
@@ -45,7 +47,10 @@ const config = {
     faultMs: quick ? 1500 : 3000,
     graceMs: 2500,
   },
-  only: option('--only', quick ? 's1,s2,s3,s4,micro' : 's1,s2,s2-shipped,s3,s4,micro').split(','),
+  only: option('--only', quick ? 's1,s2,s3,s4,s6,micro' : 's1,s2,s2-shipped,s3,s4,s6,micro').split(
+    ',',
+  ),
+  waiters: option('--waiters', '1000,5000,20000').split(',').map(Number),
   contenders: option('--contenders', '').split(',').filter(Boolean),
 };
 const pick = (list) =>
@@ -71,7 +76,7 @@ function gitCommit() {
 }
 
 const started = Date.now();
-const raw = { s1: [], s2: [], s2Shipped: [], s3: [], s4: [], micro: null };
+const raw = { s1: [], s2: [], s2Shipped: [], s3: [], s4: [], s6: [], micro: null };
 const fleet = await startLocalFleet(6); // 5 lock nodes + 1 data node for S2's counter
 const lockUrls = fleet.urls.slice(0, 5);
 const dataUrl = fleet.urls[5];
@@ -145,6 +150,18 @@ try {
         raw[name].push({ repeat: r, ...result });
         log(
           `${name} r${r} ${key}: hung ${result.hung}, p99 ${result.faultP99.toFixed(1)} ms vs healthy ${result.healthyP99.toFixed(1)} ms (${result.p99Ratio.toFixed(2)}×), errors ${result.errors}`,
+        );
+      }
+    }
+  }
+
+  if (config.only.includes('s6')) {
+    for (const K of config.waiters) {
+      for (const key of pick(S6_CONTENDERS)) {
+        const result = await runS6({ key, K, urls: lockUrls });
+        raw.s6.push(result);
+        log(
+          `S6 K=${K} ${key}: ${result.waitingCommandsPerWaiterPerSecond.toFixed(2)} cmds/waiter/s waiting, first second ${result.firstSecondCommandsPerWaiter.toFixed(1)}, all held ${result.releaseToAllHeldMs.toFixed(0)} ms after the release, failed ${result.failed}, RSS ${result.rssPerWaiterKB.toFixed(1)} KB/waiter`,
         );
       }
     }

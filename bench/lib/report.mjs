@@ -154,6 +154,33 @@ function targets(s) {
       met: r.p99Ratio <= 1.5,
     });
   }
+  for (const r of s.s6 ?? []) {
+    if ((r.contender ?? r.key) !== LIB || (r.K !== 5000 && r.K !== 20000)) continue;
+    const at = `S6 K=${r.K}`;
+    t.push({ target: `${at}: 0 failures`, value: String(r.failed), met: r.failed === 0 });
+    t.push({
+      target: `${at}: ≤ 0.1 cmds/waiter/s while waiting`,
+      value: f(r.waitingCommandsPerWaiterPerSecond, 2),
+      met: r.waitingCommandsPerWaiterPerSecond <= 0.1,
+    });
+    if (r.K === 5000) {
+      t.push({
+        target: `${at}: all hold ≤ 1 s after the release`,
+        value: `${f(r.releaseToAllHeldMs, 0)} ms`,
+        met: r.releaseToAllHeldMs <= 1000,
+      });
+    }
+    t.push({
+      target: `${at}: RSS ≤ 20 KB/waiter`,
+      value: `${f(r.rssPerWaiterKB, 1)} KB`,
+      met: r.rssPerWaiterKB <= 20,
+    });
+    t.push({
+      target: `${at}: first second ≤ 10 cmds/waiter`,
+      value: f(r.firstSecondCommandsPerWaiter, 1),
+      met: r.firstSecondCommandsPerWaiter <= 10,
+    });
+  }
   return t;
 }
 
@@ -165,6 +192,7 @@ export function summarise(raw) {
     s2Shipped: summariseS2(raw.s2Shipped),
     s3: summariseFault(raw.s3),
     s4: summariseFault(raw.s4),
+    s6: raw.s6 ?? [],
     micro: raw.micro,
     csAloneMs: raw.csAloneMs,
   };
@@ -343,6 +371,41 @@ export function markdown(s, meta) {
       ),
     );
   }
+  if (s.s6.length) {
+    parts.push('', '## S6 — K waiters in one process on distinct busy keys (issue 19)', '');
+    parts.push(
+      'A lock manager holds K distinct locks (ttl 30 s); a second one in the same process waits for each (wait 20 s); after 3 s the first releases them all. One child process per contender and K (its own RSS). Commands: every command the 5 lock nodes processed (INFO, commands run inside scripts included), per waiter; "while waiting" is from 1 s to 3 s after the calls.',
+      '',
+    );
+    parts.push(
+      table(
+        [
+          'K',
+          'contender',
+          'cmds/waiter/s while waiting',
+          'first-second cmds/waiter',
+          'release → all held ms',
+          'failed',
+          'of which unavailable',
+          'RSS KB/waiter',
+          'RSS KB/held lock',
+          'RSS while waiting MB',
+        ],
+        s.s6.map((r) => [
+          r.K,
+          label(r.contender ?? r.key),
+          f(r.waitingCommandsPerWaiterPerSecond, 2),
+          f(r.firstSecondCommandsPerWaiter, 1),
+          r.failed === r.K ? '–' : f(r.releaseToAllHeldMs, 0),
+          r.failed,
+          r.unavailable,
+          f(r.rssPerWaiterKB, 1),
+          f(r.rssPerHeldLockKB, 1),
+          f(r.rssWaitingMB, 0),
+        ]),
+      ),
+    );
+  }
   if (s.micro) {
     parts.push('', '## Owner value cost (µs per value, 200 000 calls)', '');
     parts.push(
@@ -353,7 +416,7 @@ export function markdown(s, meta) {
     );
   }
   if (s.targets.length) {
-    parts.push('', '## Targets (issue 8 item 5)', '');
+    parts.push('', '## Targets (issue 8 item 5; S6: issue 19 item 5)', '');
     parts.push(
       table(
         ['target', 'measured', 'met'],

@@ -89,6 +89,10 @@ export class IoredisNode implements RedisNode {
   private subscriberGeneration = 0;
   /** Release channels subscribed to (by their name on the server), with their listeners. */
   private readonly channels = new Map<string, Subscription>();
+  /** Channels to subscribe to / unsubscribe from at the next flush (batched). */
+  private readonly toSubscribe = new Set<string>();
+  private readonly toUnsubscribe = new Set<string>();
+  private flushing = false;
   /** Whether the server takes `SET … NX GET` (Redis ≥ 7.0); learnt on the first refusal. */
   private setNxGet = true;
   private corked = false;
@@ -262,7 +266,12 @@ export class IoredisNode implements RedisNode {
     return (await this.run(RELEASE_SCRIPT, keys, value, announce)) as number;
   }
 
-  subscribe(channel: string, onMessage: (id: string) => void, onGap?: () => void): () => void {
+  subscribe(
+    channel: string,
+    onMessage: (id: string) => void,
+    onGap?: () => void,
+    onConfirmed?: () => void,
+  ): () => void {
     const subscriber = (this.subscriber ??= this.openSubscriber());
     // The release script publishes on its KEYS, which ioredis prefixes with the client's
     // `keyPrefix`; channel names it leaves as they are. Listening on the bare name would be a
@@ -270,19 +279,31 @@ export class IoredisNode implements RedisNode {
     const wire = this.keyPrefix + channel;
     let subscription = this.channels.get(wire);
     if (subscription === undefined) {
-      subscription = { listeners: new Set(), gaps: new Set(), confirmed: false };
+      subscription = {
+        listeners: new Set(),
+        gaps: new Set(),
+        confirms: new Set(),
+        confirmed: false,
+      };
       this.channels.set(wire, subscription);
-      this.confirm(subscriber, wire, subscription);
+      this.toUnsubscribe.delete(wire);
+      this.toSubscribe.add(wire);
+      this.scheduleFlush();
     }
     const current = subscription;
     current.listeners.add(onMessage);
     if (onGap) current.gaps.add(onGap);
+    if (onConfirmed) current.confirms.add(onConfirmed);
     return () => {
       current.listeners.delete(onMessage);
       if (onGap) current.gaps.delete(onGap);
+      if (onConfirmed) current.confirms.delete(onConfirmed);
       if (current.listeners.size > 0 || this.channels.get(wire) !== current) return;
       this.channels.delete(wire);
-      subscriber.unsubscribe(wire).catch(() => undefined);
+      if (this.subscriber !== subscriber) return;
+      this.toSubscribe.delete(wire);
+      this.toUnsubscribe.add(wire);
+      this.scheduleFlush();
     };
   }
 
@@ -297,20 +318,51 @@ export class IoredisNode implements RedisNode {
   }
 
   /**
-   * Sends SUBSCRIBE and marks the channel confirmed when the server's reply arrives — unless
-   * the connection dropped meanwhile (its generation changed): a reply from a connection that
-   * is gone vouches for nothing.
+   * Sends the SUBSCRIBEs and UNSUBSCRIBEs asked for since the last flush, many channels per
+   * command (issue 19: thousands of waiters starting at once cost a few commands, not one each),
+   * on the next turn of the event loop.
    */
-  private confirm(subscriber: Redis, channel: string, subscription: Subscription): void {
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      const subscriber = this.subscriber;
+      if (subscriber === undefined) return;
+      const subscribe = [...this.toSubscribe];
+      const unsubscribe = [...this.toUnsubscribe];
+      this.toSubscribe.clear();
+      this.toUnsubscribe.clear();
+      for (let i = 0; i < subscribe.length; i += CHANNELS_PER_COMMAND) {
+        this.confirm(subscriber, subscribe.slice(i, i + CHANNELS_PER_COMMAND));
+      }
+      for (let i = 0; i < unsubscribe.length; i += CHANNELS_PER_COMMAND) {
+        subscriber
+          .unsubscribe(...unsubscribe.slice(i, i + CHANNELS_PER_COMMAND))
+          .catch(() => undefined);
+      }
+    });
+  }
+
+  /**
+   * Sends one SUBSCRIBE for `channels` and marks each confirmed when the server's reply arrives —
+   * unless the connection dropped meanwhile (its generation changed) or the channel was dropped
+   * and subscribed again since (another subscription): a reply from a connection that is gone, or
+   * for an earlier subscription, vouches for nothing.
+   */
+  private confirm(subscriber: Redis, channels: readonly string[]): void {
     const generation = this.subscriberGeneration;
-    subscriber.subscribe(channel).then(
+    const sent = channels.map((channel) => this.channels.get(channel));
+    subscriber.subscribe(...channels).then(
       () => {
-        if (
-          generation === this.subscriberGeneration &&
-          this.channels.get(channel) === subscription
-        ) {
-          subscription.confirmed = true;
-        }
+        if (generation !== this.subscriberGeneration) return;
+        channels.forEach((channel, i) => {
+          const subscription = sent[i];
+          if (subscription !== undefined && this.channels.get(channel) === subscription) {
+            subscription.confirmed = true;
+            for (const confirmed of [...subscription.confirms]) confirmed();
+          }
+        });
       },
       () => undefined,
     );
@@ -346,9 +398,8 @@ export class IoredisNode implements RedisNode {
     // Also on the first ready: a SUBSCRIBE queued before a failed first connection got its
     // reply on a later one, which does not confirm it.
     subscriber.on('ready', () => {
-      for (const [channel, subscription] of this.channels) {
-        this.confirm(subscriber, channel, subscription);
-      }
+      for (const channel of this.channels.keys()) this.toSubscribe.add(channel);
+      this.scheduleFlush();
     });
     return subscriber;
   }
@@ -383,6 +434,8 @@ export class IoredisNode implements RedisNode {
     this.subscriber?.disconnect();
     this.subscriber = undefined;
     this.channels.clear();
+    this.toSubscribe.clear();
+    this.toUnsubscribe.clear();
     if (!this.owned || this.client.status === 'end') return;
     this.closing = true;
     if (this.client.status === 'ready') {
@@ -584,12 +637,17 @@ function riskySettings(options: RedisOptions, nodeTimeout: number): string[] {
   return changes;
 }
 
+/** Channels per SUBSCRIBE / UNSUBSCRIBE command: a batch whose reply arrives in one piece. */
+const CHANNELS_PER_COMMAND = 500;
+
 /** One release channel of a node's subscriber connection. */
 interface Subscription {
   /** Called on each announcement. */
   readonly listeners: Set<(id: string) => void>;
   /** Called when announcements may have been missed (the connection dropped). */
   readonly gaps: Set<() => void>;
+  /** Called when the server confirms the subscription. */
+  readonly confirms: Set<() => void>;
   /** The server confirmed the subscription on the current connection. */
   confirmed: boolean;
 }

@@ -66,8 +66,15 @@ export interface RedisNode {
    * key's name) on this node, until the returned function is called. Optional: without it (or while its subscriber
    * connection is down), waiters poll. `onGap`, when given, is called when announcements may
    * have been missed (the subscriber connection dropped): waiters then poll again.
+   * `onConfirmed`, when given, is called each time the server confirms the subscription (see
+   * {@link RedisNode.listening}): a waiter polling until then can stop at once.
    */
-  subscribe?(channel: string, onMessage: (id: string) => void, onGap?: () => void): () => void;
+  subscribe?(
+    channel: string,
+    onMessage: (id: string) => void,
+    onGap?: () => void,
+    onConfirmed?: () => void,
+  ): () => void;
 
   /**
    * True while the subscription to `channel` is confirmed by the server and its connection has

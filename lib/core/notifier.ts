@@ -28,6 +28,8 @@ interface Waiter {
   readonly keys: ReadonlySet<string>;
   /** Woken and not yet done with the attempt that followed. */
   woken: boolean;
+  /** Ends a sleep in progress (never a later one) once it is sure to hear every release. */
+  readonly listens?: () => void;
 }
 
 /** The waiters of one release channel, and its subscription on every node. */
@@ -82,8 +84,8 @@ export class ReleaseNotifier {
   constructor(private readonly nodes: readonly RedisNode[]) {}
 
   /** Registers a waiter on the release channels of `keys` (a lock's keys are its channels). */
-  watch(keys: readonly string[], wake: () => void): WaiterHandle {
-    const waiter: Waiter = { wake, woken: false, keys: new Set(keys) };
+  watch(keys: readonly string[], wake: () => void, listens?: () => void): WaiterHandle {
+    const waiter: Waiter = { wake, woken: false, keys: new Set(keys), listens };
     const channels = keys.map((key) => this.channel(key));
     for (const channel of channels) channel.waiters.push(waiter);
     return {
@@ -97,10 +99,7 @@ export class ReleaseNotifier {
           }
         }
       },
-      listening: () =>
-        this.nodes.every(
-          (node) => node.listening !== undefined && keys.every((key) => node.listening!(key)),
-        ),
+      listening: () => this.listening(keys),
       stop: (acquired) => {
         for (const key of keys) this.remove(key, waiter, acquired);
       },
@@ -114,6 +113,38 @@ export class ReleaseNotifier {
    */
   watching(keys: readonly string[]): boolean {
     return keys.every((key) => this.channels.has(key));
+  }
+
+  /** Whether any node announces releases to us: otherwise waiters can only poll. */
+  get usable(): boolean {
+    return this.nodes.some((node) => node.subscribe !== undefined);
+  }
+
+  /**
+   * Whether waiters can ever be sure to hear a release: every node can subscribe and tell when
+   * its subscription is confirmed (and so tell a waiter when it may stop polling).
+   */
+  get confirmable(): boolean {
+    return this.nodes.every((node) => node.subscribe !== undefined && node.listening !== undefined);
+  }
+
+  /** Every node confirmed its subscription to every channel of `keys` (see WaiterHandle). */
+  private listening(keys: Iterable<string>): boolean {
+    for (const node of this.nodes) {
+      if (node.listening === undefined) return false;
+      for (const key of keys) if (!node.listening(key)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * A node confirmed `channel`: its waiters that now hear every release they wait for stop
+   * polling (one attempt closes the gap before the confirmation, then they sleep).
+   */
+  private confirmed(channel: Channel): void {
+    for (const waiter of channel.waiters) {
+      if (waiter.listens !== undefined && this.listening(waiter.keys)) waiter.listens();
+    }
   }
 
   /** Subscribed channels (for tests and diagnostics). */
@@ -132,6 +163,7 @@ export class ReleaseNotifier {
               key,
               (id) => this.heard(created, id),
               () => this.gap(created),
+              () => this.confirmed(created),
             ),
           );
         }

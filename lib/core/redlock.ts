@@ -3,12 +3,10 @@ import { EventEmitter, setMaxListeners } from 'node:events';
 import { monotonicClock, type Clock } from './clock';
 import {
   describeResources,
-  LockKeyConflictError,
   LockReentryError,
   LockLostError,
   LockNotAcquiredError,
   RedlockConfigError,
-  SHUTTING_DOWN,
 } from './errors';
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { ReentrantLock, RedlockLock, type Lock, type LockDriver, type SessionLock } from './lock';
@@ -30,18 +28,10 @@ import {
   type RedlockOptions,
   type ResolvedRedlockOptions,
 } from './options';
-import { newOwnerValue } from './owner-value';
 import { quorumOf } from './quorum';
 import { normalizeResources, type Resources } from './resources';
-import {
-  acquireRound,
-  extendRound,
-  grantedOutcomes,
-  releaseRound,
-  type RoundContext,
-} from './rounds';
+import { extendRound, releaseRound, type RoundContext } from './rounds';
 import { duplicateServers } from './server-info';
-import { Alarm, sleep } from './sleep';
 import { fanOut } from './fan-out';
 import {
   nodeLockState,
@@ -51,7 +41,8 @@ import {
   type NodeLockState,
   type RedlockHealth,
 } from './inspection';
-import { ReleaseNotifier, type WaiterHandle } from './notifier';
+import { ReleaseNotifier } from './notifier';
+import { AcquisitionLoop, shuttingDown } from './acquisition';
 import { loadOtelApi, RedlockTelemetry, type AcquireTrace } from './telemetry';
 
 /** A routine run under a lock by `using()`. */
@@ -92,8 +83,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly held = new Set<RedlockLock>();
   /** What this lock manager knows of its nodes: identities, restarts, lease horizons (DESIGN §5.7). */
   private readonly membership: Membership;
-  /** Release notifications, unless turned off. */
-  private readonly notifier?: ReleaseNotifier;
+  /** The attempt loop and its waiting strategies (DESIGN §3, §5.2). */
+  private readonly acquisition: AcquisitionLoop;
   /** OpenTelemetry, once `@opentelemetry/api` is loaded; unset without it or with `telemetry: false`. */
   private telemetry?: RedlockTelemetry;
   /** While `@opentelemetry/api` is being imported (never rejects). */
@@ -180,7 +171,6 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         if (state !== 'up') this.telemetry?.nodeError(node.name, state);
       });
     }
-    this.notifier = this.options.notifications ? new ReleaseNotifier(this.nodes) : undefined;
     if (this.options.fencing) this.assertCanFence();
     this.round = {
       nodes: this.nodes,
@@ -219,6 +209,30 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       ended: (lock) => this.held.delete(lock),
       lost: (lock, error) => this.reportLost(lock, error),
     };
+    this.acquisition = new AcquisitionLoop({
+      nodes: this.nodes,
+      quorum: this.quorum,
+      clock: this.clock,
+      round: this.round,
+      nodeTimeout: this.options.nodeTimeout,
+      cover: (ttl) => this.membership.cover(ttl),
+      notifier: this.options.notifications ? new ReleaseNotifier(this.nodes) : undefined,
+      draining: this.draining.signal,
+      events: this,
+      hold: (call, value, result) => {
+        const lock = new RedlockLock(
+          this.driver,
+          call.names,
+          call.keys,
+          value,
+          call.settings.ttl,
+          result.deadline,
+          result.fencingToken,
+        );
+        this.held.add(lock);
+        return lock;
+      },
+    });
     // Connections open in the background; the first attempt waits for them (bounded), so a
     // lock taken right after start-up does not fail on sockets that are still connecting.
     this.connecting = this.ready().finally(() => {
@@ -420,6 +434,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
    */
   drain(): void {
     this.draining.abort();
+    this.acquisition.drain();
   }
 
   /**
@@ -525,129 +540,16 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       : undefined;
     const startedAt = this.clock.now();
     const giveUpAt = startedAt + (waitOverride ?? settings.wait);
-    // Release notifications: registered on the first sleep, dropped however the call ends.
-    const waiting: Waiting = { alarm: new Alarm() };
-    if (this.notifier?.watching(keys))
-      waiting.handle = this.notifier.watch(keys, waiting.alarm.sound);
-    let acquired = false;
-    try {
-      const lock = await this.attempts(
-        { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace },
-        waiting,
-      );
-      acquired = true;
-      return lock;
-    } finally {
-      waiting.handle?.stop(acquired);
-    }
-  }
-
-  /** The attempts of one acquisition, with the waits between them (DESIGN §5.2). */
-  private async attempts(call: Acquisition, waiting: Waiting): Promise<RedlockLock> {
-    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace } = call;
-    for (let attempts = 1; ; attempts++) {
-      // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
-      // would only delay the 503. A node that reconnects makes the next call wait again.
-      const down = this.knownDown();
-      if (this.nodes.length - down < this.quorum) throw allDown(names, attempts - 1, this.nodes);
-      // A fresh owner value per attempt (DESIGN §5.1): the cleanup of a failed attempt, however
-      // late a node applies it, can then never delete a key that a later attempt counted.
-      const value = newOwnerValue();
-      // Read before the round is sent: only a subscription confirmed before it vouches that a
-      // release after the round will be announced.
-      const listening = waiting.handle?.listening() ?? false;
-      // No node's vote counts for a lease its recorded horizon does not cover (DESIGN §5.7).
-      const covering = this.membership.cover(settings.ttl);
-      if (covering !== undefined) await covering;
-      const result = await acquireRound(this.round, keys, value, settings.ttl, signal, fenceKeys);
-      waiting.handle?.attempted();
-      if (trace !== undefined) {
-        trace.attempts = attempts;
-        if (result.acquired) {
-          const { replies, voters } = result;
-          trace.granted(() => grantedOutcomes(this.nodes, replies, voters));
-        }
-      }
-      if (result.acquired) {
-        const lock = new RedlockLock(
-          this.driver,
-          names,
-          keys,
-          value,
-          settings.ttl,
-          result.deadline,
-          result.fencingToken,
-        );
-        this.held.add(lock);
-        if (signal?.aborted || this.draining.signal.aborted) {
-          // Nobody is waiting for it any more.
-          void lock.release();
-          signal?.throwIfAborted();
-          throw shuttingDown(names, attempts);
-        }
-        // Built only for a listener: nothing on the hot path while nobody listens.
-        if (this.listenerCount('acquired') > 0) {
-          this.emit('acquired', {
-            resources: names,
-            attempts,
-            waitMs: this.clock.now() - startedAt,
-            validityMs: lock.remainingMs(),
-            fencingToken: lock.fencingToken,
-          });
-        }
-        return lock;
-      }
-      trace?.attemptFailed(attempts, result.reason, result.outcomes);
-      if (this.listenerCount('attemptFailed') > 0) {
-        this.emit('attemptFailed', {
-          resources: names,
-          attempt: attempts,
-          reason: result.reason,
-          nodes: result.outcomes,
-        });
-      }
-      // The caller gave up (also in the middle of the round): its reason, not ours.
-      signal?.throwIfAborted();
-      if (this.draining.signal.aborted) throw shuttingDown(names, attempts);
-      if (result.conflict) {
-        throw new LockKeyConflictError(names, result.conflict.node, result.conflict.message);
-      }
-      const left = giveUpAt - this.clock.now();
-      if (left <= 0) {
-        throw new LockNotAcquiredError(
-          names,
-          result.reason,
-          attempts,
-          result.outcomes,
-          result.retryAfterMs,
-        );
-      }
-      // Never sleep past the moment a blocking key is known to expire — then add the jitter,
-      // so that waiters on one lease do not all retry in the same millisecond when it ends.
-      // A waiter every node has confirmed it listens for need not poll at all: a release wakes
-      // it, so it sleeps until enough blocking leases could have ended (a holder that died
-      // without releasing), which is what keeps S2's attempts per success near one.
-      let base: number;
-      if (listening && result.retryAfterMs !== undefined) base = result.retryAfterMs;
-      else if (result.earliestExpiry !== undefined) {
-        base = Math.min(settings.retryDelay, result.earliestExpiry);
-      } else base = settings.retryDelay;
-      const delay = base + Math.random() * settings.retryJitter;
-      if (this.notifier !== undefined) {
-        waiting.handle ??= this.notifier.watch(keys, waiting.alarm.sound);
-      }
-      try {
-        await sleep(
-          this.clock,
-          Math.min(delay, left),
-          [signal, this.draining.signal],
-          waiting.alarm,
-        );
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        throw shuttingDown(names, attempts);
-      }
-    }
+    return this.acquisition.acquire({
+      names,
+      keys,
+      fenceKeys,
+      settings,
+      signal,
+      startedAt,
+      giveUpAt,
+      trace,
+    });
   }
 
   /**
@@ -729,65 +631,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     return { deadline: result.deadline };
   }
 
-  /** How many nodes are known down right now (a closed connection, not a slow one). */
-  private knownDown(): number {
-    let down = 0;
-    for (const node of this.nodes) if (node.isDown === true) down++;
-    return down;
-  }
-
   private reportLost(lock: Lock, error: LockLostError): void {
     this.logger.warn(error.message);
     this.telemetry?.lockLost();
     this.emit('lockLost', error, lock);
   }
-}
-
-/** One acquisition, as its attempts see it. */
-interface Acquisition {
-  readonly names: string[];
-  readonly keys: string[];
-  readonly fenceKeys?: string[];
-  readonly settings: CallSettings;
-  readonly signal?: AbortSignal;
-  /** Monotonic time of the call. */
-  readonly startedAt: number;
-  /** Monotonic time after which no new attempt starts. */
-  readonly giveUpAt: number;
-  /** Its OpenTelemetry trace, when something records it. */
-  readonly trace?: AcquireTrace;
-}
-
-/** How an acquisition waits between attempts: its alarm, and its registration for release notifications. */
-interface Waiting {
-  readonly alarm: Alarm;
-  handle?: WaiterHandle;
-}
-
-/** The error of an acquisition refused or abandoned because the lock manager is shutting down. */
-function shuttingDown(resources: readonly string[], attempts: number): LockNotAcquiredError {
-  return new LockNotAcquiredError(resources, 'unavailable', attempts, [], undefined, SHUTTING_DOWN);
-}
-
-/** The error of an acquisition that cannot succeed because a majority of nodes is known down. */
-function allDown(
-  resources: readonly string[],
-  attempts: number,
-  nodes: readonly RedisNode[],
-): LockNotAcquiredError {
-  const down = nodes.filter((n) => n.isDown === true).map((n) => n.name);
-  return new LockNotAcquiredError(
-    resources,
-    'unavailable',
-    attempts,
-    nodes.map((n) => ({
-      node: n.name,
-      outcome: n.isDown ? 'error' : 'pending',
-      error: n.isDown ? 'connection closed' : undefined,
-    })),
-    undefined,
-    `${down.length} of ${nodes.length} Redis nodes are down (${down.join(', ')}), so no quorum can answer`,
-  );
 }
 
 /** `promise`, or the reason of the first of `signals` to abort, whichever comes first. */

@@ -1,0 +1,357 @@
+import type { EventEmitter } from 'node:events';
+import type { Clock } from './clock';
+import { LockKeyConflictError, LockNotAcquiredError, SHUTTING_DOWN } from './errors';
+import type { RedlockEvents } from './events';
+import { AttemptGate } from './attempt-gate';
+import type { RedlockLock } from './lock';
+import type { RedisNode } from './node';
+import type { ReleaseNotifier, WaiterHandle } from './notifier';
+import type { CallSettings } from './options';
+import { newOwnerValue } from './owner-value';
+import {
+  acquireRound,
+  grantedOutcomes,
+  type AttemptFailure,
+  type AttemptResult,
+  type RoundContext,
+} from './rounds';
+import { Alarm, sleep } from './sleep';
+import type { AcquireTrace } from './telemetry';
+
+/**
+ * How many polls per second all the waiters of one lock manager that wait for release
+ * notifications but are not (yet) sure to hear them make together, at most (issue 19). One such
+ * waiter polls every `retryDelay`; thousands share this rate instead of each polling at it: they
+ * are about to listen (their subscriptions are being confirmed), and a release they miss meanwhile
+ * costs them at most the blocking lease's end, never more (DESIGN §5.8). Once every node confirmed
+ * a waiter's subscriptions it is rung at once (one attempt closes the gap), so this is a fallback
+ * for confirmations that do not come (a subscriber connection down).
+ */
+export const SHARED_POLLS_PER_SECOND = 100;
+
+/** One acquisition, as its attempts see it. */
+export interface AcquisitionCall {
+  readonly names: string[];
+  readonly keys: string[];
+  readonly fenceKeys?: string[];
+  readonly settings: CallSettings;
+  readonly signal?: AbortSignal;
+  /** Monotonic time of the call. */
+  readonly startedAt: number;
+  /** Monotonic time after which no new attempt starts. */
+  readonly giveUpAt: number;
+  /** Its OpenTelemetry trace, when something records it. */
+  readonly trace?: AcquireTrace;
+}
+
+/** A granted attempt's result. */
+export type GrantedAttempt = Extract<AttemptResult, { acquired: true }>;
+
+/** What the attempt loop needs of the lock manager that composes it. */
+export interface AcquisitionParts {
+  readonly nodes: readonly RedisNode[];
+  readonly quorum: number;
+  readonly clock: Clock;
+  readonly round: RoundContext;
+  readonly nodeTimeout: number;
+  /** Resolves once every voter's lease horizon covers `ttl` (membership, DESIGN §5.7). */
+  readonly cover: (ttl: number) => Promise<void> | undefined;
+  /** Release notifications, unless turned off: the notify strategy; without, the poll strategy. */
+  readonly notifier?: ReleaseNotifier;
+  /** Aborted when the lock manager drains. */
+  readonly draining: AbortSignal;
+  readonly events: Pick<EventEmitter<RedlockEvents>, 'emit' | 'listenerCount'>;
+  /** Builds the lock of a granted attempt and counts it as held. */
+  readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
+}
+
+/**
+ * How an acquisition waits between attempts (DESIGN §5.2). Side by side: {@link pollWaiting}
+ * (notifications off: every retry delay) and {@link notifyWaiting} (release notifications,
+ * §5.8); a queue strategy (fair hand-off, §5.11) fits the same shape.
+ */
+export interface WaitingStrategy {
+  /** Rung to end the current sleep early (a release, a dropped subscription, a drain). */
+  readonly alarm: Alarm;
+  /**
+   * Read just before a round is sent: true when a release applied after the round is sure to be
+   * announced to this waiter, so it need not poll before the blocking lease could have ended.
+   */
+  listening(): boolean;
+  /** Whether its polls share the lock manager's poll rate ({@link SHARED_POLLS_PER_SECOND}). */
+  readonly sharesPollRate: boolean;
+  /** After every attempt. */
+  attempted(): void;
+  /** An attempt failed and the waiter will sleep: from now on it waits for releases, if it can. */
+  willSleep(): void;
+  /** The acquisition is over: it `acquired` the lock, or gave up. */
+  stop(acquired: boolean): void;
+}
+
+/** Waits by polling every retry delay: no notifications. */
+export function pollWaiting(): WaitingStrategy {
+  return {
+    alarm: new Alarm(),
+    listening: () => false,
+    sharesPollRate: false,
+    attempted: () => undefined,
+    willSleep: () => undefined,
+    stop: () => undefined,
+  };
+}
+
+/**
+ * Waits for a release notification (DESIGN §5.8). Registered before the first attempt when that
+ * costs no subscription (others of this lock manager listen on the keys already) or when the
+ * attempt has to queue anyway (the lock manager is busy: the subscription is then confirmed,
+ * batched with the others', while the attempt waits its turn, and its first failure can already
+ * sleep until a release); otherwise on the first sleep.
+ */
+export function notifyWaiting(
+  notifier: ReleaseNotifier,
+  keys: readonly string[],
+  early: boolean,
+): WaitingStrategy {
+  const alarm = new Alarm();
+  // Once it is sure to hear every release, a waiter polling at the shared rate tries once more
+  // at once (a release before the confirmation went unheard), then sleeps until one.
+  const listens = () => alarm.ring?.();
+  let handle: WaiterHandle | undefined =
+    early || notifier.watching(keys) ? notifier.watch(keys, alarm.sound, listens) : undefined;
+  return {
+    alarm,
+    listening: () => handle?.listening() ?? false,
+    // A waiter that will be told when it listens: its polls until then are a fallback, shared.
+    sharesPollRate: notifier.confirmable,
+    attempted: () => handle?.attempted(),
+    willSleep: () => {
+      handle ??= notifier.watch(keys, alarm.sound, listens);
+    },
+    stop: (acquired) => handle?.stop(acquired),
+  };
+}
+
+/**
+ * The delay before the next attempt (DESIGN §5.2), pure. A waiter sure to hear the release
+ * (`listening`) sleeps until enough blocking leases could have ended (a holder that died without
+ * releasing); any other never sleeps past the earliest known expiry of a blocking key, and polls
+ * every `retryDelay` — or, sharing a poll rate with `pollers` others, less often. The jitter is
+ * added last, so that waiters on one lease do not all retry in the same millisecond when it ends.
+ */
+export function retryDelay(
+  failure: Pick<AttemptFailure, 'earliestExpiry' | 'retryAfterMs'>,
+  settings: Pick<CallSettings, 'retryDelay' | 'retryJitter'>,
+  listening: boolean,
+  pollers: number,
+  random: number,
+): number {
+  const jitter = random * settings.retryJitter;
+  if (listening && failure.retryAfterMs !== undefined) return failure.retryAfterMs + jitter;
+  const expiry = failure.earliestExpiry ?? Infinity;
+  let base = Math.min(settings.retryDelay, expiry);
+  if (pollers > 0)
+    base = Math.max(base, Math.min((pollers * 1000) / SHARED_POLLS_PER_SECOND, expiry));
+  return base + jitter;
+}
+
+/**
+ * The attempt loop of one lock manager (DESIGN §5.1–5.2, §5.8; issue 18 item 3): attempts, with
+ * a waiting strategy between them, through an {@link AttemptGate} that bounds the rounds in
+ * flight. Composed by `Redlock`, which keeps what comes before (reentrancy, telemetry, the first
+ * connection) and what a lock is once granted.
+ */
+export class AcquisitionLoop {
+  private readonly gate: AttemptGate;
+  /** Waiters sleeping now, by their alarm: a drain rings them all (no listener per waiter). */
+  private readonly sleepers = new Set<Alarm>();
+  /** Waiters polling now at the shared rate. */
+  private pollers = 0;
+
+  constructor(private readonly parts: AcquisitionParts) {
+    this.gate = new AttemptGate(() => parts.clock.now(), parts.nodeTimeout);
+  }
+
+  /** The bound on attempts in flight now (for tests and diagnostics). */
+  get attemptsInFlightLimit(): number {
+    return this.gate.limit;
+  }
+
+  /** Acquires: attempts until one is granted, `wait` is spent or the call is aborted. */
+  async acquire(call: AcquisitionCall): Promise<RedlockLock> {
+    const { notifier } = this.parts;
+    const waiting =
+      notifier === undefined || !notifier.usable
+        ? pollWaiting()
+        : notifyWaiting(notifier, call.keys, this.gate.busy);
+    let acquired = false;
+    try {
+      const lock = await this.attempts(call, waiting);
+      acquired = true;
+      return lock;
+    } finally {
+      waiting.stop(acquired);
+    }
+  }
+
+  /** Ends every wait at once (the lock manager drains): each gives up as shutting down. */
+  drain(): void {
+    this.gate.abortAll(this.parts.draining.reason);
+    for (const alarm of [...this.sleepers]) alarm.sound();
+  }
+
+  private async attempts(call: AcquisitionCall, waiting: WaitingStrategy): Promise<RedlockLock> {
+    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace } = call;
+    const { nodes, quorum, clock, events, draining } = this.parts;
+    for (let attempts = 1; ; attempts++) {
+      // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
+      // would only delay the 503. A node that reconnects makes the next call wait again.
+      const down = knownDown(nodes);
+      if (nodes.length - down < quorum) throw allDown(names, attempts - 1, nodes);
+      // A fresh owner value per attempt (DESIGN §5.1): the cleanup of a failed attempt, however
+      // late a node applies it, can then never delete a key that a later attempt counted.
+      const value = newOwnerValue();
+      let listening = false;
+      const turn = this.gate.enter(signal);
+      if (turn !== undefined) {
+        try {
+          await turn;
+        } catch (error) {
+          if (signal?.aborted) throw error;
+          throw shuttingDown(names, attempts - 1);
+        }
+      }
+      let result: AttemptResult | undefined;
+      try {
+        // No node's vote counts for a lease its recorded horizon does not cover (DESIGN §5.7).
+        // Inside the gate: thousands of calls at once must not all wait on one record and then
+        // send their rounds in one burst.
+        const covering = this.parts.cover(settings.ttl);
+        if (covering !== undefined) await covering;
+        // Read before the round is sent: only a subscription confirmed before it vouches that
+        // a release after the round will be announced.
+        listening = waiting.listening();
+        result = await acquireRound(this.parts.round, keys, value, settings.ttl, signal, fenceKeys);
+      } finally {
+        this.gate.leave(result !== undefined && timedOut(result, nodes));
+      }
+      waiting.attempted();
+      if (trace !== undefined) {
+        trace.attempts = attempts;
+        if (result.acquired) {
+          const { replies, voters } = result;
+          trace.granted(() => grantedOutcomes(nodes, replies, voters));
+        }
+      }
+      if (result.acquired) {
+        const lock = this.parts.hold(call, value, result);
+        if (signal?.aborted || draining.aborted) {
+          // Nobody is waiting for it any more.
+          void lock.release();
+          signal?.throwIfAborted();
+          throw shuttingDown(names, attempts);
+        }
+        // Built only for a listener: nothing on the hot path while nobody listens.
+        if (events.listenerCount('acquired') > 0) {
+          events.emit('acquired', {
+            resources: names,
+            attempts,
+            waitMs: clock.now() - startedAt,
+            validityMs: lock.remainingMs(),
+            fencingToken: lock.fencingToken,
+          });
+        }
+        return lock;
+      }
+      trace?.attemptFailed(attempts, result.reason, result.outcomes);
+      if (events.listenerCount('attemptFailed') > 0) {
+        events.emit('attemptFailed', {
+          resources: names,
+          attempt: attempts,
+          reason: result.reason,
+          nodes: result.outcomes,
+        });
+      }
+      // The caller gave up (also in the middle of the round): its reason, not ours.
+      signal?.throwIfAborted();
+      if (draining.aborted) throw shuttingDown(names, attempts);
+      if (result.conflict) {
+        throw new LockKeyConflictError(names, result.conflict.node, result.conflict.message);
+      }
+      const left = giveUpAt - clock.now();
+      if (left <= 0) {
+        throw new LockNotAcquiredError(
+          names,
+          result.reason,
+          attempts,
+          result.outcomes,
+          result.retryAfterMs,
+        );
+      }
+      waiting.willSleep();
+      // Only a waiter not yet sure to hear releases shares the poll rate: one that listens and
+      // still polls (its attempt missed replies, so no lease is known) retries at its own pace,
+      // as any waiter would after a slow spell.
+      const polls = waiting.sharesPollRate && !listening;
+      const delay = retryDelay(
+        result,
+        settings,
+        listening,
+        polls ? this.pollers + 1 : 0,
+        Math.random(),
+      );
+      if (polls) this.pollers++;
+      this.sleepers.add(waiting.alarm);
+      try {
+        await sleep(clock, Math.min(delay, left), [signal], waiting.alarm);
+      } finally {
+        this.sleepers.delete(waiting.alarm);
+        if (polls) this.pollers--;
+      }
+      if (draining.aborted) throw shuttingDown(names, attempts);
+    }
+  }
+}
+
+/**
+ * Whether a round waited for a reply that did not come within `nodeTimeout` from a node not known
+ * down: the load (the fleet's, or this process's) is above what the gate's bound assumes.
+ */
+function timedOut(result: AttemptResult, nodes: readonly RedisNode[]): boolean {
+  if (result.acquired) {
+    return result.replies.some((reply, i) => reply.kind === 'timeout' && nodes[i].isDown !== true);
+  }
+  return result.outcomes.some((o, i) => o.outcome === 'timeout' && nodes[i].isDown !== true);
+}
+
+/** How many nodes are known down right now (a closed connection, not a slow one). */
+function knownDown(nodes: readonly RedisNode[]): number {
+  let down = 0;
+  for (const node of nodes) if (node.isDown === true) down++;
+  return down;
+}
+
+/** The error of an acquisition refused or abandoned because the lock manager is shutting down. */
+export function shuttingDown(resources: readonly string[], attempts: number): LockNotAcquiredError {
+  return new LockNotAcquiredError(resources, 'unavailable', attempts, [], undefined, SHUTTING_DOWN);
+}
+
+/** The error of an acquisition that cannot succeed because a majority of nodes is known down. */
+function allDown(
+  resources: readonly string[],
+  attempts: number,
+  nodes: readonly RedisNode[],
+): LockNotAcquiredError {
+  const down = nodes.filter((n) => n.isDown === true).map((n) => n.name);
+  return new LockNotAcquiredError(
+    resources,
+    'unavailable',
+    attempts,
+    nodes.map((n) => ({
+      node: n.name,
+      outcome: n.isDown ? 'error' : 'pending',
+      error: n.isDown ? 'connection closed' : undefined,
+    })),
+    undefined,
+    `${down.length} of ${nodes.length} Redis nodes are down (${down.join(', ')}), so no quorum can answer`,
+  );
+}
