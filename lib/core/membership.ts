@@ -174,6 +174,10 @@ export class Membership {
     const enough = () =>
       this.members.filter((m) => m.state === 'admitted' && m.coveredUntil >= now + ttl).length >=
       this.quorum;
+    // A quorum covered already: the records run on in the background. Waiting for them would
+    // make every acquisition wait out the record of a hung node (one nodeTimeout each, once its
+    // last record fell short), and a node not covered yet simply does not vote (voters()).
+    if (enough()) return undefined;
     return new Promise<void>((resolve) => {
       let left = pending.length;
       for (const p of pending) {
