@@ -86,6 +86,10 @@ describe('a hung node (5 real nodes)', () => {
     const before = await lockCommands(HUNG);
     await hang();
     await delay(2 * TTL);
+    // One cycle while the node owes its answer for nodeTimeout: found hung. From then on it
+    // gets no lock traffic (the landed code sent it every acquire and every release).
+    await (await lockManager.acquire('found')).release();
+    await delay(NODE_TIMEOUT + 100);
     const hungMs = await cycles(lockManager, 'r');
     await held.release();
     await heal();
@@ -97,8 +101,9 @@ describe('a hung node (5 real nodes)', () => {
     );
     expect(hungMs).toBeLessThan((CYCLES * NODE_TIMEOUT) / 2);
     // Lock traffic to the hung node stopped (the landed code sent it every acquire and every
-    // release: about 2 × 50). A few are allowed: what was sent before it was found hung.
-    expect(sentWhileHung).toBeLessThan(CYCLES / 2);
+    // release: about 2 × 50). Allowed: the 'found' cycle, the held lock's release, a probe's
+    // share of anything else.
+    expect(sentWhileHung).toBeLessThan(CYCLES / 5);
     // It rejoins: probed, found answering, sent lock traffic again.
     expect(
       await eventually(async () => {
@@ -108,11 +113,12 @@ describe('a hung node (5 real nodes)', () => {
         return there;
       }, 5_000),
     ).toBe(true);
-    // Safety: nothing of ours is left on it (the held lock's key was there before the hang).
+    // Safety: no lock key of ours is left on it (the held lock's key was there before the hang).
     expect(
       await eventually(async () => {
         const keys = (await fleet.nodes[HUNG].command('KEYS', 'redlock:*')) as string[];
-        return keys.length === 0;
+        // The membership's own keys (a NUL in the name: no lock's) stay.
+        return keys.filter((key) => !key.includes('\u0000')).length === 0;
       }, 5_000),
     ).toBe(true);
   }
