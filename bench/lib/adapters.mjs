@@ -207,6 +207,15 @@ export const S2_CONTENDERS = [
   'sesamecare',
   'redis-semaphore',
 ];
+/** S5 (open-loop contention): this library, the floor and every peer. */
+export const S5_CONTENDERS = [
+  'nestjs-redlock',
+  'floor',
+  'redlock-v4',
+  'redlock-v5',
+  'sesamecare',
+  'redis-semaphore',
+];
 export const FAULT_CONTENDERS = [
   'nestjs-redlock',
   'floor',
