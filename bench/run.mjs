@@ -60,8 +60,13 @@ const config = {
   ),
   contenders: option('--contenders', '').split(',').filter(Boolean),
 };
+// The base build (BENCH_BASE_DIST) runs wherever this library does, when asked for by name.
 const pick = (list) =>
-  config.contenders.length ? list.filter((k) => config.contenders.includes(k)) : list;
+  config.contenders.length
+    ? config.contenders.filter(
+        (k) => list.includes(k) || (k === 'nestjs-redlock-base' && list.includes('nestjs-redlock')),
+      )
+    : list;
 const log = (...args) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...args);
 const rotate = (list, r) => list.map((_, i) => list[(i + r) % list.length]);
 
