@@ -19,10 +19,13 @@ export interface NodeWatch {
 
 /** One node as the suspicion sees it. */
 class Watched {
-  /** Requests sent and not settled yet. */
-  inflight = 0;
-  /** Monotonic time since which the node has owed a reply without giving any. */
-  owingSince = 0;
+  /**
+   * Monotonic time of the first request sent since the node last answered; `undefined` when
+   * nothing was sent since. Not a count of requests in flight: a request an adapter never
+   * settles (lost) would then keep a node owing forever, and an idle node would look hung. A
+   * node answers a connection in order, so an answer also vouches for what was sent before it.
+   */
+  owingSince: number | undefined;
   suspected = false;
   probing = false;
   timer?: ClockTimer;
@@ -73,7 +76,7 @@ export class Suspicion implements NodeWatch {
     // A node that owes a reply for longer than nodeTimeout is hung, whether or not its adapter
     // times its commands out (a caller's client may not).
     for (const [node, w] of this.watched) {
-      if (!w.suspected && w.inflight > 0 && now - w.owingSince > this.nodeTimeout) {
+      if (!w.suspected && w.owingSince !== undefined && now - w.owingSince > this.nodeTimeout) {
         this.suspect(node, w);
       }
     }
@@ -88,17 +91,15 @@ export class Suspicion implements NodeWatch {
 
   sent(node: RedisNode): void {
     const w = this.watched.get(node);
-    if (w === undefined) return;
-    if (w.inflight++ === 0) w.owingSince = this.clock.now();
+    if (w !== undefined && w.owingSince === undefined) w.owingSince = this.clock.now();
   }
 
   settled(node: RedisNode, timedOut: boolean): void {
     const w = this.watched.get(node);
     if (w === undefined) return;
-    w.inflight = Math.max(0, w.inflight - 1);
     if (timedOut) this.suspect(node, w);
-    // Any answer shows the node is working through what it was sent: the clock restarts.
-    else w.owingSince = this.clock.now();
+    // Any answer shows the node is working through what it was sent.
+    else w.owingSince = undefined;
   }
 
   /** Stops every probe (the lock manager is closing). */
@@ -132,6 +133,6 @@ export class Suspicion implements NodeWatch {
     if (reply.kind !== 'ok') return this.scheduleProbe(node, w);
     w.suspected = false;
     this.suspects--;
-    w.owingSince = this.clock.now();
+    w.owingSince = undefined;
   }
 }
