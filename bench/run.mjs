@@ -2,7 +2,8 @@
 // redis-semaphore's RedlockMutex and @sesamecare-oss/redlock, with ratios to a minimal
 // hand-written Redlock measured in the same run; contenders interleaved within each repeat,
 // medians over repeats. Run from the repository root: npm run bench [-- --quick]
-// Options: --quick, --repeats N, --concurrency 1,16,64, --s2-repeats N, --fault-repeats N, --only s1,s2,s2-shipped,s3,s4,s6,micro,
+// Options: --quick, --repeats N, --concurrency 1,16,64, --s2-repeats N, --fault-repeats N,
+// --s5-seconds N, --s5-loads 0.7,0.95, --only s1,s2,s2-shipped,s3,s4,s5,s6,micro,
 // --waiters 1000,5000,20000 (S6's K),
 // --contenders a,b (keys of CONTENDERS in lib/adapters.mjs); BENCH_DIST=dir picks another build.
 import { execFileSync } from 'node:child_process';
@@ -16,11 +17,13 @@ import {
   S1_CONTENDERS,
   S2_CONTENDERS,
   FAULT_CONTENDERS,
+  S5_CONTENDERS,
   distDir,
 } from './lib/adapters.mjs';
 import { serverCounters } from './lib/stats.mjs';
 import { runS1, runFault } from './lib/s1.mjs';
 import { runS2, calibrateCriticalSection } from './lib/s2.mjs';
+import { runS5, calibrateHold } from './lib/s5.mjs';
 import { runS6, S6_CONTENDERS } from './lib/s6.mjs';
 import { microOwnerValue } from './lib/micro.mjs';
 import { summarise, markdown } from './lib/report.mjs';
@@ -47,14 +50,27 @@ const config = {
     faultMs: quick ? 1500 : 3000,
     graceMs: 2500,
   },
-  only: option('--only', quick ? 's1,s2,s3,s4,s6,micro' : 's1,s2,s2-shipped,s3,s4,s6,micro').split(
-    ',',
-  ),
+  // S5: open-loop contention; hold 20 ms (capacity ≈ 1 / 21 ms), waits up to 20 s.
+  s5: {
+    durationMs: Number(option('--s5-seconds', quick ? 15 : 60)) * 1000,
+    loads: option('--s5-loads', '0.7,0.95').split(',').map(Number),
+    holdMs: 20,
+    wait: 20_000,
+  },
+  only: option(
+    '--only',
+    quick ? 's1,s2,s3,s4,s5,s6,micro' : 's1,s2,s2-shipped,s3,s4,s5,s6,micro',
+  ).split(','),
   waiters: option('--waiters', '1000,5000,20000').split(',').map(Number),
   contenders: option('--contenders', '').split(',').filter(Boolean),
 };
+// The base build (BENCH_BASE_DIST) runs wherever this library does, when asked for by name.
 const pick = (list) =>
-  config.contenders.length ? list.filter((k) => config.contenders.includes(k)) : list;
+  config.contenders.length
+    ? config.contenders.filter(
+        (k) => list.includes(k) || (k === 'nestjs-redlock-base' && list.includes('nestjs-redlock')),
+      )
+    : list;
 const log = (...args) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...args);
 const rotate = (list, r) => list.map((_, i) => list[(i + r) % list.length]);
 
@@ -76,7 +92,7 @@ function gitCommit() {
 }
 
 const started = Date.now();
-const raw = { s1: [], s2: [], s2Shipped: [], s3: [], s4: [], s6: [], micro: null };
+const raw = { s1: [], s2: [], s2Shipped: [], s3: [], s4: [], s5: [], s6: [], micro: null };
 const fleet = await startLocalFleet(6); // 5 lock nodes + 1 data node for S2's counter
 const lockUrls = fleet.urls.slice(0, 5);
 const dataUrl = fleet.urls[5];
@@ -149,7 +165,34 @@ try {
         const result = await runFault({ key, fleet, mode, ...config.fault, tag: `${key}:${r}` });
         raw[name].push({ repeat: r, ...result });
         log(
-          `${name} r${r} ${key}: hung ${result.hung}, p99 ${result.faultP99.toFixed(1)} ms vs healthy ${result.healthyP99.toFixed(1)} ms (${result.p99Ratio.toFixed(2)}×), errors ${result.errors}`,
+          `${name} r${r} ${key}: hung ${result.hung}, p99 ${result.faultP99.toFixed(1)} ms vs healthy ${result.healthyP99.toFixed(1)} ms (${result.p99Ratio.toFixed(2)}×), throughput ${result.throughputRatio.toFixed(2)}× healthy, errors ${result.errors}`,
+        );
+      }
+    }
+  }
+
+  if (config.only.includes('s5')) {
+    const idle5 = await counters.idleRate(500);
+    const holdAloneMs = await calibrateHold(config.s5.holdMs);
+    raw.s5HoldAloneMs = holdAloneMs;
+    log(
+      `S5 hold alone: ${holdAloneMs.toFixed(2)} ms (capacity ${(1000 / (holdAloneMs + 1)).toFixed(1)}/s)`,
+    );
+    for (const load of config.s5.loads) {
+      for (const key of pick(S5_CONTENDERS)) {
+        const result = await runS5({
+          key,
+          fleetUrls: lockUrls,
+          counters,
+          idleRate: idle5,
+          load,
+          ...config.s5,
+          holdAloneMs,
+          tag: `${key}:${load}`,
+        });
+        raw.s5.push(result);
+        log(
+          `S5 ${Math.round(load * 100)}% ${key}: ${result.successes}/${result.requests}, wait p50 ${result.waitP50.toFixed(1)} p99 ${result.waitP99.toFixed(1)} max ${result.waitMax.toFixed(0)} ms, inversions ${(result.inversions * 100).toFixed(1)}%, ${result.commandsPerSuccess.toFixed(1)} cmds, client ${result.clientCpuUsPerSuccess.toFixed(0)} µs, redis ${result.serverCpuUsPerSuccess.toFixed(0)} µs per success, overlaps ${result.overlaps}`,
         );
       }
     }

@@ -27,10 +27,10 @@ export function distDir() {
 
 /**
  * Loads the built package; `noCork` loads a second, separate instance with REDLOCK_NO_CORK set
- * (the adaptive pipelining is decided when ioredis-node.js loads).
+ * (the adaptive pipelining is decided when ioredis-node.js loads); `dir` another build (the
+ * base of a before/after comparison in one run).
  */
-function loadLibrary(noCork) {
-  const dir = distDir();
+function loadLibrary(noCork, dir = distDir()) {
   const entry = path.join(dir, 'index.js');
   if (!noCork) return require(entry);
   const saved = {};
@@ -73,11 +73,11 @@ function retryCountFor(wait, retryDelay = 200, retryJitter = 100) {
   return Math.ceil(wait / (retryDelay + retryJitter / 2));
 }
 
-function thisLibrary(label, { noCork = false, notifications } = {}) {
+function thisLibrary(label, { noCork = false, notifications, dir } = {}) {
   return {
     label,
     async create(urls, { wait } = {}) {
-      const { Redlock } = loadLibrary(noCork);
+      const { Redlock } = loadLibrary(noCork, dir);
       const options = { logger: quiet };
       if (notifications !== undefined) options.notifications = notifications;
       const redlock = new Redlock(urls, options);
@@ -98,6 +98,13 @@ export const CONTENDERS = {
   'nestjs-redlock-nonotify': thisLibrary('nestjs-redlock (notifications off)', {
     notifications: false,
   }),
+  // BENCH_BASE_DIST=dir (and BENCH_BASE_COMMIT): the same library built from another commit,
+  // interleaved with this one in the same run — a before/after that shares the machine's noise.
+  // Pass it with --contenders (it is in no default list).
+  'nestjs-redlock-base': thisLibrary(
+    `nestjs-redlock @ ${process.env.BENCH_BASE_COMMIT ?? 'base build'}`,
+    { dir: process.env.BENCH_BASE_DIST && path.resolve(process.env.BENCH_BASE_DIST) },
+  ),
   floor: {
     label: 'floor (minimal Redlock)',
     async create(urls, { wait } = {}) {
@@ -201,6 +208,15 @@ export const S1_CONTENDERS = [
 export const S2_CONTENDERS = [
   'nestjs-redlock',
   'nestjs-redlock-nonotify',
+  'floor',
+  'redlock-v4',
+  'redlock-v5',
+  'sesamecare',
+  'redis-semaphore',
+];
+/** S5 (open-loop contention): this library, the floor and every peer. */
+export const S5_CONTENDERS = [
+  'nestjs-redlock',
   'floor',
   'redlock-v4',
   'redlock-v5',

@@ -73,6 +73,7 @@ function summariseS2(rows) {
     slowHandOffMs: med(group, 'slowHandOffMs'),
     commandsPerSuccess: med(group, 'commandsPerSuccess'),
     serverCpuUsPerSuccess: med(group, 'serverCpuUsPerSuccess'),
+    clientCpuUsPerSuccess: med(group, 'clientCpuUsPerSuccess'),
     overlaps: group.reduce((s, r) => s + r.overlaps, 0),
     lostUpdates: group.reduce((s, r) => s + r.lostUpdates, 0),
     failureSample: group.find((r) => r.failureSample)?.failureSample,
@@ -88,9 +89,82 @@ function summariseFault(rows) {
     healthyP99: med(group, 'healthyP99'),
     faultP99: med(group, 'faultP99'),
     p99Ratio: med(group, 'p99Ratio'),
+    throughputRatio: med(group, 'throughputRatio'),
     faultAcquisitions: med(group, 'faultAcquisitions'),
     errors: group.reduce((s, r) => s + r.errors, 0),
   }));
+}
+
+/** S5: one run per contender and load (a long open-loop run is its own average). */
+function summariseS5(rows) {
+  return [...rows].sort((a, b) => a.load - b.load);
+}
+
+/** Ratio of a contender's field to the floor's in the same summary. */
+function vsFloor(rows, row, field) {
+  const floor = rows.find((r) => r.contender === 'floor' && (r.load ?? 0) === (row.load ?? 0));
+  return floor ? row[field] / floor[field] : NaN;
+}
+
+/** The targets of issue 18 item 5. */
+function targets18(s) {
+  const t = [];
+  const s2 = s.s2.find((r) => r.contender === LIB);
+  if (s2) {
+    t.push({
+      target: 'S2 lock-node commands per success ≤ 30 (stretch 20)',
+      value: s2.commandsPerSuccess.toFixed(1),
+      met: s2.commandsPerSuccess <= 30,
+    });
+    const client = vsFloor(s.s2, s2, 'clientCpuUsPerSuccess');
+    t.push({
+      target: 'S2 client CPU per success ≤ 1.5× floor',
+      value: `${client.toFixed(2)}× (${s2.clientCpuUsPerSuccess.toFixed(0)} µs)`,
+      met: client <= 1.5,
+    });
+    const server = vsFloor(s.s2, s2, 'serverCpuUsPerSuccess');
+    t.push({
+      target: 'S2 Redis CPU per success ≤ 1.0× floor',
+      value: `${server.toFixed(2)}× (${s2.serverCpuUsPerSuccess.toFixed(0)} µs)`,
+      met: server <= 1.0,
+    });
+  }
+  for (const r of s.s5.filter((x) => x.contender === LIB)) {
+    if (r.load <= 0.8) {
+      t.push({
+        target: `S5 ${Math.round(r.load * 100)}%: wait p99 ≤ 3× p50`,
+        value: `${(r.waitP99 / r.waitP50).toFixed(1)}× (${r.waitP50.toFixed(1)} / ${r.waitP99.toFixed(1)} ms)`,
+        met: r.waitP99 <= 3 * r.waitP50,
+      });
+      t.push({
+        target: `S5 ${Math.round(r.load * 100)}%: order inversions ≤ 1 %`,
+        value: `${(r.inversions * 100).toFixed(1)} %`,
+        met: r.inversions <= 0.01,
+      });
+    } else {
+      t.push({
+        target: `S5 ${Math.round(r.load * 100)}%: no request starved (all served)`,
+        value: `${r.successes}/${r.requests}, max wait ${r.waitMax.toFixed(0)} ms`,
+        met: r.failures === 0,
+      });
+    }
+  }
+  const s4 = s.s4.find((x) => x.contender === LIB);
+  if (s4) {
+    t.push({
+      target: 'S4 throughput ≥ 0.9× healthy',
+      value: `${s4.throughputRatio.toFixed(2)}×`,
+      met: s4.throughputRatio >= 0.9,
+    });
+    t.push({
+      target: 'S4 acquire p99 ≤ 1.5× healthy',
+      value: `${s4.p99Ratio.toFixed(2)}×`,
+      met: s4.p99Ratio <= 1.5,
+    });
+  }
+  const s3 = s.s3.find((x) => x.contender === LIB);
+  if (s3) t.push({ target: 'S3 0 hung', value: String(s3.hung), met: s3.hung === 0 });
+  return t;
 }
 
 function targets(s) {
@@ -192,11 +266,14 @@ export function summarise(raw) {
     s2Shipped: summariseS2(raw.s2Shipped),
     s3: summariseFault(raw.s3),
     s4: summariseFault(raw.s4),
+    s5: summariseS5(raw.s5 ?? []),
+    s5HoldAloneMs: raw.s5HoldAloneMs,
     s6: raw.s6 ?? [],
     micro: raw.micro,
     csAloneMs: raw.csAloneMs,
   };
   s.targets = targets(s);
+  s.targets18 = targets18(s);
   return s;
 }
 
@@ -282,8 +359,9 @@ export function markdown(s, meta) {
           'p99 ms',
           'first holder after ms',
           'hand-offs > 20 ms (ms in them)',
-          'lock-node cmds/success',
-          'server CPU µs/success',
+          'lock-node cmds/success (× floor)',
+          'client CPU µs/success (× floor)',
+          'Redis CPU µs/success (× floor)',
           'overlaps',
           'lost updates',
         ],
@@ -297,8 +375,9 @@ export function markdown(s, meta) {
           f(r.handOffP99, 1),
           f(r.firstAcquireMs, 1),
           `${f(r.slowHandOffs, 0)} (${f(r.slowHandOffMs, 0)})`,
-          f(r.commandsPerSuccess, 1),
-          f(r.serverCpuUsPerSuccess, 0),
+          `${f(r.commandsPerSuccess, 1)} (${f(vsFloor(s[name], r, 'commandsPerSuccess'), 2)})`,
+          `${f(r.clientCpuUsPerSuccess, 0)} (${f(vsFloor(s[name], r, 'clientCpuUsPerSuccess'), 2)})`,
+          `${f(r.serverCpuUsPerSuccess, 0)} (${f(vsFloor(s[name], r, 'serverCpuUsPerSuccess'), 2)})`,
           r.overlaps,
           r.lostUpdates,
         ]),
@@ -355,6 +434,7 @@ export function markdown(s, meta) {
           'healthy p99 ms',
           'fault p99 ms',
           'p99 × healthy',
+          'throughput × healthy',
           'acquisitions during fault',
           'errors',
         ],
@@ -365,8 +445,47 @@ export function markdown(s, meta) {
           f(r.healthyP99, 2),
           f(r.faultP99, 1),
           f(r.p99Ratio, 2),
+          f(r.throughputRatio, 2),
           f(r.faultAcquisitions, 0),
           r.errors,
+        ]),
+      ),
+    );
+  }
+  if (s.s5.length) {
+    const c = meta.config.s5;
+    parts.push(
+      '',
+      `## S5 — open-loop contention: 2 processes, Poisson arrivals on one resource, hold ${c.holdMs} ms (${f(s.s5HoldAloneMs, 2)} ms measured alone; capacity 1 / (that + 1 ms) = ${f(s.s5[0]?.capacity, 1)}/s), ${c.durationMs / 1000} s per run, wait ≤ ${c.wait / 1000} s`,
+      '',
+      'Wait = arrival → acquired. Inversions = share of served requests that were served while a request that arrived earlier (in either process) was still waiting. Commands, client CPU (both processes) and Redis CPU (5 nodes, INFO cpu, idle taken out) per success; "× floor" against the minimal Redlock at the same load. Overlaps (a holder acquiring before the previous one released) would show a broken mutual exclusion.',
+      '',
+      table(
+        [
+          'load',
+          'contender',
+          'served / arrived',
+          'wait p50 ms',
+          'p99 ms',
+          'max ms',
+          'inversions',
+          'cmds/success (× floor)',
+          'client CPU µs/success (× floor)',
+          'Redis CPU µs/success (× floor)',
+          'overlaps',
+        ],
+        s.s5.map((r) => [
+          `${Math.round(r.load * 100)} %`,
+          label(r.contender),
+          `${r.successes} / ${r.requests}`,
+          f(r.waitP50, 1),
+          f(r.waitP99, 1),
+          f(r.waitMax, 0),
+          `${f(r.inversions * 100, 1)} %`,
+          `${f(r.commandsPerSuccess, 1)} (${f(vsFloor(s.s5, r, 'commandsPerSuccess'), 2)})`,
+          `${f(r.clientCpuUsPerSuccess, 0)} (${f(vsFloor(s.s5, r, 'clientCpuUsPerSuccess'), 2)})`,
+          `${f(r.serverCpuUsPerSuccess, 0)} (${f(vsFloor(s.s5, r, 'serverCpuUsPerSuccess'), 2)})`,
+          r.overlaps,
         ]),
       ),
     );
@@ -421,6 +540,15 @@ export function markdown(s, meta) {
       table(
         ['target', 'measured', 'met'],
         s.targets.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**']),
+      ),
+    );
+  }
+  if (s.targets18?.length) {
+    parts.push('', '## Targets (issue 18 item 5)', '');
+    parts.push(
+      table(
+        ['target', 'measured', 'met'],
+        s.targets18.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**']),
       ),
     );
   }

@@ -100,10 +100,13 @@ export async function runFault({
   let cycles = 0;
   let errors = 0;
   let faultAt = Infinity;
+  let healthyCycles = 0;
+  let faultCycles = 0;
+  let end = Infinity;
   try {
     await warmUp(contender, concurrency, `warm:${tag}`);
     const start = performance.now();
-    const end = start + healthyMs + faultMs;
+    end = start + healthyMs + faultMs;
     const op = async (kind, fn) => {
       const entry = { kind, start: performance.now() };
       pending.add(entry);
@@ -124,6 +127,10 @@ export async function runFault({
             (t >= faultAt ? faulty : healthy).push(performance.now() - t);
             await op('release', () => handle.release());
             cycles++;
+            // Throughput in each window: cycles that ended in it, per ms of it.
+            const done = performance.now();
+            if (done < faultAt) healthyCycles++;
+            else if (done < end) faultCycles++;
           } catch {
             errors++;
           }
@@ -132,6 +139,7 @@ export async function runFault({
     );
     await delay(healthyMs);
     faultAt = performance.now();
+    const healthyWindowMs = faultAt - start;
     if (mode === 'kill') fleet.kill(0);
     else fleet.pause(0);
     await withTimeout(workers, faultMs + graceMs);
@@ -160,6 +168,7 @@ export async function runFault({
       faultP99,
       faultAcquisitions,
       p99Ratio: faultP99 / healthyP99,
+      throughputRatio: faultCycles / (end - faultAt) / (healthyCycles / healthyWindowMs),
     };
   } finally {
     await withTimeout(contender.close(), 3000);

@@ -22,6 +22,7 @@ while (process.hrtime.bigint() < target) await delay(0);
 
 const holds = [];
 const failures = [];
+const cpu0 = process.cpuUsage();
 await Promise.all(
   Array.from({ length: tasks }, async () => {
     const t0 = process.hrtime.bigint();
@@ -46,7 +47,9 @@ await Promise.all(
     });
   }),
 );
-process.send({ holds, failures });
+const cpu = process.cpuUsage(cpu0);
+// Client CPU of the run (the critical section's data commands included: the same for everyone).
+process.send({ holds, failures, cpuUs: cpu.user + cpu.system });
 await Promise.race([contender.close(), delay(3000)]);
 data.disconnect();
 process.exit(0);

@@ -121,6 +121,7 @@ export async function runS2({
         Object.entries(server.byCommand).map(([name, calls]) => [name, calls / successes]),
       ),
       serverCpuUsPerSuccess: server.cpuUs / successes,
+      clientCpuUsPerSuccess: results.reduce((s, r) => s + (r.cpuUs ?? NaN), 0) / successes,
     };
   } finally {
     await Promise.race([

@@ -1,19 +1,22 @@
 import type { Clock } from './clock';
 import { NodeTimeoutError, type RedisNode } from './node';
+import type { NodeWatch } from './suspicion';
 
 /**
  * One node's reply in a round: its value, its error, no answer within the timeout
- * (`timeout`), or no answer yet when the outcome was decided (or the round abandoned) without
- * it (`pending`).
+ * (`timeout`), no answer yet when the outcome was decided (or the round abandoned) without
+ * it (`pending`), or not asked at all because it is suspected hung (`skipped`).
  */
 export type NodeReply<T> =
   | { readonly kind: 'ok'; readonly value: T }
   | { readonly kind: 'error'; readonly error: unknown }
   | { readonly kind: 'timeout' }
-  | { readonly kind: 'pending' };
+  | { readonly kind: 'pending' }
+  | { readonly kind: 'skipped' };
 
 const TIMED_OUT: NodeReply<never> = Object.freeze({ kind: 'timeout' });
 const PENDING: NodeReply<never> = Object.freeze({ kind: 'pending' });
+const SKIPPED: NodeReply<never> = Object.freeze({ kind: 'skipped' });
 
 /** How one round is bounded. */
 export interface FanOutLimits {
@@ -22,6 +25,14 @@ export interface FanOutLimits {
   readonly timeoutMs: number;
   /** Stops waiting at once when this aborts (the caller gave up): missing replies read `pending`. */
   readonly signal?: AbortSignal;
+  /**
+   * Nodes not to send to, by index (suspected hung): their reply reads `skipped` and is passed
+   * to `decided` after every request has been sent, so a decision they force still leaves the
+   * other nodes asked (and cleaned up by the caller) like any decision.
+   */
+  readonly skip?: readonly boolean[];
+  /** Told of every request sent and how it settled, also after the round is decided. */
+  readonly watch?: NodeWatch;
 }
 
 /**
@@ -72,18 +83,37 @@ export function fanOut<T>(
     );
     if (signal?.aborted) return finish(PENDING);
     signal?.addEventListener('abort', onAbort, { once: true });
+    const { skip, watch } = limits;
     for (let i = 0; i < count; i++) {
+      if (skip?.[i] === true) continue;
+      const node = nodes[i];
       let request: Promise<T>;
       try {
-        request = send(nodes[i], i);
+        request = send(node, i);
       } catch (error) {
         request = Promise.reject(error);
       }
+      if (watch === undefined) {
+        request.then(
+          (value) => settle(i, { kind: 'ok', value }),
+          (error: unknown) =>
+            settle(i, error instanceof NodeTimeoutError ? TIMED_OUT : { kind: 'error', error }),
+        );
+        continue;
+      }
+      watch.sent(node);
       request.then(
-        (value) => settle(i, { kind: 'ok', value }),
-        (error: unknown) =>
-          settle(i, error instanceof NodeTimeoutError ? TIMED_OUT : { kind: 'error', error }),
+        (value) => {
+          watch.settled(node, false);
+          settle(i, { kind: 'ok', value });
+        },
+        (error: unknown) => {
+          const timedOut = error instanceof NodeTimeoutError;
+          watch.settled(node, timedOut);
+          settle(i, timedOut ? TIMED_OUT : { kind: 'error', error });
+        },
       );
     }
+    if (skip !== undefined) for (let i = 0; i < count; i++) if (skip[i]) settle(i, SKIPPED);
   });
 }

@@ -306,8 +306,11 @@ export class RedlockLock implements Lock {
       this.scheduleExtension(this.remainingMs() / 3);
     } catch {
       // Not extended. If the lock is lost, extend() said so (and nothing is scheduled on a lock
-      // that is not held); otherwise try again while the current lease lasts.
-      this.scheduleExtension(Math.min(extension.retryDelay, this.remainingMs() / 2));
+      // that is not held); otherwise try again while the current lease lasts — at least 1 ms
+      // apart: a round can fail without waiting for anything (too many nodes suspected hung to
+      // reach a quorum), and halving the validity left would then retry ever faster, never
+      // letting the expiry timer's moment arrive (found by the simulation).
+      this.scheduleExtension(Math.max(1, Math.min(extension.retryDelay, this.remainingMs() / 2)));
     }
   }
 }

@@ -195,8 +195,13 @@ export class Membership {
       pending.push(member.covering);
     }
     if (pending.length === 0) return undefined;
-    // Every record sent is waited for (each is bounded by nodeTimeout): a round then counts
-    // every node that can vote, not only the first quorum to answer.
+    // A quorum covered already (counted as a round would: one server listed twice votes
+    // once): the records run on in the background. Waiting for them would make every
+    // acquisition wait out the record of a hung node (one nodeTimeout each, once its last record
+    // fell short), and a node not covered yet simply does not vote (voters()).
+    if (this.voters(ttl).filter(Boolean).length >= this.quorum) return undefined;
+    // Otherwise every record sent is waited for (each is bounded by nodeTimeout): a round then
+    // counts every node that can vote, not only the first quorum to answer.
     return Promise.all(pending).then(() => undefined);
   }
 

@@ -43,6 +43,7 @@ import {
 } from './inspection';
 import { ReleaseNotifier } from './notifier';
 import { AcquisitionLoop, shuttingDown } from './acquisition';
+import { Suspicion } from './suspicion';
 import { loadOtelApi, RedlockTelemetry, type AcquireTrace } from './telemetry';
 
 /** A routine run under a lock by `using()`. */
@@ -85,6 +86,13 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly membership: Membership;
   /** The attempt loop and its waiting strategies (DESIGN §3, §5.2). */
   private readonly acquisition: AcquisitionLoop;
+  /** Nodes suspected hung get no lock traffic until a probe finds them answering (issue 18). */
+  private readonly suspicion: Suspicion;
+  /**
+   * The nodes a lock's acquire did not reach (suspected then), for locks that have any: its
+   * release skips them. Nothing is stored while every node answers.
+   */
+  private readonly notSent = new WeakMap<RedlockLock, readonly boolean[]>();
   /** OpenTelemetry, once `@opentelemetry/api` is loaded; unset without it or with `telemetry: false`. */
   private telemetry?: RedlockTelemetry;
   /** While `@opentelemetry/api` is being imported (never rejects). */
@@ -172,6 +180,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       });
     }
     if (this.options.fencing) this.assertCanFence();
+    this.suspicion = new Suspicion(this.nodes, this.clock, this.options.nodeTimeout);
     this.round = {
       nodes: this.nodes,
       quorum: this.quorum,
@@ -183,6 +192,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       // the same resources may rely on it (their waiters stop polling while they listen), and
       // a PUBLISH nobody listens to costs the server well under a microsecond.
       notify: true,
+      suspicion: this.suspicion,
     };
     this.driver = {
       clock: this.clock,
@@ -197,13 +207,14 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         const telemetry = this.telemetry;
         const span = telemetry?.startRound('redlock.release', lock.resources);
         // No closure unless a span records: nothing added to the lock path otherwise.
+        const notSent = this.notSent.get(lock);
         if (telemetry === undefined || span === undefined) {
-          return releaseRound(this.round, this.nodes, lock.keys, lock.value);
+          return releaseRound(this.round, this.nodes, lock.keys, lock.value, notSent);
         }
         const heldMs =
           lock.lostReason === undefined ? this.clock.now() - lock.acquiredAt : undefined;
         return telemetry.traceRelease(span, heldMs, () =>
-          releaseRound(this.round, this.nodes, lock.keys, lock.value),
+          releaseRound(this.round, this.nodes, lock.keys, lock.value, notSent),
         );
       },
       ended: (lock) => this.held.delete(lock),
@@ -230,6 +241,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           result.fencingToken,
         );
         this.held.add(lock);
+        if (result.skipped !== undefined) this.notSent.set(lock, result.skipped);
         return lock;
       },
     });
@@ -447,6 +459,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.closing ??= (async () => {
       this.drain();
       this.membership.close();
+      this.suspicion.close();
       this.telemetry?.close();
       await Promise.all(
         [...this.held].map((lock) => {

@@ -5,6 +5,7 @@ import { KeyTypeConflict, type AcquireReply, type RedisNode } from './node';
 import { isDecided, validUntil } from './quorum';
 import { FENCE_COUNTER_KEEP_MS, tokenFrom } from './fencing';
 import { newReleaseId } from './notifier';
+import type { Suspicion } from './suspicion';
 
 /** What every round needs to know about the node set. */
 export interface RoundContext {
@@ -23,6 +24,11 @@ export interface RoundContext {
    * written to and released on, like any node.
    */
   readonly voters: (ttl?: number) => readonly boolean[];
+  /**
+   * Nodes suspected hung (issue 18): sent no acquire or extend (a "no" vote), and releases to
+   * them are not waited for. Absent: every node is always sent to.
+   */
+  readonly suspicion?: Suspicion;
 }
 
 /** The outcome of one acquisition attempt. */
@@ -37,6 +43,11 @@ export type AttemptResult =
       readonly replies: readonly NodeReply<AcquireReply>[];
       /** Which nodes' votes counted in this round, by index. */
       readonly voters: readonly boolean[];
+      /**
+       * Nodes this round sent nothing to (suspected hung), by index; absent when it sent to
+       * every node. Its release need not reach them: nothing of this lock can be there.
+       */
+      readonly skipped?: readonly boolean[];
     }
   | ({ readonly acquired: false } & AttemptFailure);
 
@@ -89,12 +100,13 @@ export async function acquireRound(
   const count = nodes.length;
   const start = clock.now();
   const voters = ctx.voters(ttl);
+  const skipped = ctx.suspicion?.skipped();
   let yes = 0;
   let no = 0;
   const replies = await fanOut(
     nodes,
     (node) => node.acquire(keys, value, ttl, fenceKeys),
-    { clock, timeoutMs: ctx.nodeTimeout, signal },
+    { clock, timeoutMs: ctx.nodeTimeout, signal, skip: skipped, watch: ctx.suspicion },
     (reply, index) => {
       if (isAcquired(reply) && voters[index]) yes++;
       else no++;
@@ -105,20 +117,21 @@ export async function acquireRound(
   // safe lower bound; the drift term covers node clocks running faster than ours.
   const deadline = validUntil(start, ttl, ctx.driftFactor);
   if (yes >= quorum && clock.now() < deadline && !signal?.aborted) {
-    if (fenceKeys === undefined) return { acquired: true, deadline, replies, voters };
+    if (fenceKeys === undefined) return { acquired: true, deadline, replies, voters, skipped };
     const fencingToken = await fenceRound(ctx, voters, replies, keys, fenceKeys, value, deadline);
     if (fencingToken !== undefined && !signal?.aborted) {
-      return { acquired: true, deadline, fencingToken, replies, voters };
+      return { acquired: true, deadline, fencingToken, replies, voters, skipped };
     }
   }
 
-  // A node that answered "held" wrote nothing (the script is all-or-nothing); every other node
-  // may hold our keys now. Released without waiting for the ones that did not answer (waiting
-  // for a hung node gains nothing: the release queues behind the acquire on its connection).
+  // A node that answered "held" wrote nothing (the script is all-or-nothing), nor did one not
+  // sent to; every other node may hold our keys now. Released without waiting for the ones that
+  // did not answer (waiting for a hung node gains nothing: the release queues behind the acquire
+  // on its connection).
   const answered: RedisNode[] = [];
   const unanswered: RedisNode[] = [];
   for (let i = 0; i < count; i++) {
-    if (isHeld(replies[i])) continue;
+    if (isHeld(replies[i]) || replies[i].kind === 'skipped') continue;
     const kind = replies[i].kind;
     (kind === 'ok' || kind === 'error' ? answered : unanswered).push(nodes[i]);
   }
@@ -168,7 +181,7 @@ async function fenceRound(
       if (node.fence === undefined) throw new Error(`node ${node.name} cannot fence`);
       return node.fence(keys, fenceKeys, value, token, FENCE_COUNTER_KEEP_MS);
     },
-    { clock: ctx.clock, timeoutMs },
+    { clock: ctx.clock, timeoutMs, watch: ctx.suspicion },
     (reply, j) => {
       if (reply.kind === 'ok' && reply.value && voters[indexes[j]]) yes++;
       else no++;
@@ -196,10 +209,17 @@ export async function extendRound(
   let yes = 0;
   let no = 0;
   let notOurs = 0;
+  // A suspected node is not extended: its key (if any) keeps its old lease and ends on its own;
+  // its "no" is not "not ours", so it never makes the lock count as lost.
   await fanOut(
     nodes,
     (node) => node.extend(keys, value, ttl),
-    { clock, timeoutMs: ctx.nodeTimeout },
+    {
+      clock,
+      timeoutMs: ctx.nodeTimeout,
+      skip: ctx.suspicion?.skipped(),
+      watch: ctx.suspicion,
+    },
     (reply, index) => {
       if (reply.kind === 'ok' && reply.value && voters[index]) yes++;
       else {
@@ -221,20 +241,47 @@ export async function extendRound(
  * the others run on in the background, bounded by the same timeout. Never rejects: a node
  * that is down keeps our key only until its lease expires, and nothing the caller could do
  * would change that.
+ *
+ * `notSent` (by index of `nodes`): nodes the lock's acquire never reached (suspected then), so
+ * nothing of it can be there: skipped. A node suspected now that the acquire did reach may hold
+ * our key: it is still sent the release — at once, not deferred to its rejoining (a list of
+ * deferred releases would grow with every lock while the node hangs, and the release queued on
+ * its connection now is applied in order after the acquire, as soon as it answers) — but not
+ * waited for. Such releases are few: only locks taken before the node was suspected.
  */
 export async function releaseRound(
   ctx: RoundContext,
   nodes: readonly RedisNode[],
   keys: readonly string[],
   value: string,
+  notSent?: readonly boolean[],
 ): Promise<void> {
-  const needed = Math.min(ctx.quorum, nodes.length);
-  let confirmed = 0;
   const announcement = ctx.notify ? newReleaseId() : undefined;
+  const send = (node: RedisNode) => node.release(keys, value, announcement);
+  const { suspicion, clock, nodeTimeout } = ctx;
+  let targets = nodes;
+  if (
+    suspicion !== undefined &&
+    (notSent !== undefined || nodes.some((node) => suspicion.isSuspected(node)))
+  ) {
+    const awaited: RedisNode[] = [];
+    const background: RedisNode[] = [];
+    nodes.forEach((node, i) => {
+      if (notSent?.[i] === true) return;
+      (suspicion.isSuspected(node) ? background : awaited).push(node);
+    });
+    if (background.length > 0) {
+      void fanOut(background, send, { clock, timeoutMs: nodeTimeout, watch: suspicion });
+    }
+    targets = awaited;
+    if (targets.length === 0) return;
+  }
+  const needed = Math.min(ctx.quorum, targets.length);
+  let confirmed = 0;
   await fanOut(
-    nodes,
-    (node) => node.release(keys, value, announcement),
-    { clock: ctx.clock, timeoutMs: ctx.nodeTimeout },
+    targets,
+    send,
+    { clock, timeoutMs: nodeTimeout, watch: suspicion },
     (reply) => reply.kind === 'ok' && ++confirmed >= needed,
   );
 }
@@ -295,6 +342,10 @@ export function classifyFailure(
       const message = errorMessage(reply.error);
       if (reply.error instanceof KeyTypeConflict) conflict ??= { node, message };
       outcomes.push({ node, outcome: 'error', error: message });
+    } else if (reply.kind === 'skipped') {
+      // Not asked: it did not answer within nodeTimeout before (suspected hung).
+      unreachable++;
+      outcomes.push({ node, outcome: 'timeout' });
     } else {
       // 'pending' nodes were not waited for: unknown, not unreachable.
       if (reply.kind === 'timeout') unreachable++;

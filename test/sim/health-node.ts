@@ -54,7 +54,7 @@ export class HealthNode extends SimNode {
     }
     return released;
   }
-  ping(): Promise<void> {
+  override ping(): Promise<void> {
     return this.answer(() => undefined);
   }
   inspect(key: string): Promise<KeyState> {

@@ -16,7 +16,8 @@ interface NodeStanding {
 import type { VirtualClock } from './virtual-clock';
 
 /** The operations of the node port. */
-export type SimOp = 'acquire' | 'extend' | 'release' | 'fence' | 'horizon' | 'standing' | 'admit';
+export type SimOp =
+  'acquire' | 'extend' | 'release' | 'fence' | 'horizon' | 'standing' | 'admit' | 'ping';
 
 /** What happens to one command on its way to the node and back. */
 export interface SimFault {
@@ -98,6 +99,7 @@ export class SimNode implements RedisNode {
     horizon: 0,
     standing: 0,
     admit: 0,
+    ping: 0,
   };
   /** Fence counters and floors (they do not expire here). */
   readonly counters = new Map<string, number>();
@@ -249,6 +251,14 @@ export class SimNode implements RedisNode {
       if (floor > (this.counters.get(keys.floor) ?? 0)) this.counters.set(keys.floor, floor);
       this.stamps.set(keys.stamp, runId);
     });
+  }
+
+  /**
+   * PING, under the same faults as any command: the suspicion's probe (a node that stopped
+   * answering is sent no lock traffic until one is answered), so the simulation runs with it.
+   */
+  ping(): Promise<void> {
+    return this.command('ping', [], '', () => undefined);
   }
 
   /** Reads INFO again: fails while `identifyFailures` lasts, else learns `identifyAs`. */

@@ -16,6 +16,13 @@ export interface LatencyProxy {
   readonly url: string;
   /** Changes the delay for chunks that arrive from now on (queued chunks keep theirs). */
   setDelay(ms: number): void;
+  /**
+   * Black-holes the node (`true`): nothing is forwarded in either direction, connections stay
+   * open and new ones are accepted, as over a network path that silently stopped delivering.
+   * Chunks are held, not dropped (TCP never loses bytes inside a connection: a real black hole
+   * stalls the stream), and `false` delivers them in order, as a healed path would.
+   */
+  setBlackHole(on: boolean): void;
   /** Stops listening and drops every proxied connection at once; resolves when closed. */
   close(): Promise<void>;
 }
@@ -34,6 +41,7 @@ class DelayedPipe {
     source: net.Socket,
     private readonly destination: net.Socket,
     private readonly delay: () => number,
+    private readonly holding: () => boolean,
   ) {
     source.on('data', (chunk: Buffer) => this.push(chunk));
     // After EOF or an error on the source, still deliver what was already sent, then pass the EOF
@@ -62,8 +70,13 @@ class DelayedPipe {
     this.schedule();
   }
 
+  /** Delivers what was held while the path was black-holed. */
+  resumeDelivery(): void {
+    this.schedule();
+  }
+
   private schedule(): void {
-    if (this.timer) return;
+    if (this.timer || this.holding()) return;
     const head = this.queue[0];
     if (!head) {
       if (this.sourceDone && !this.destination.destroyed) this.destination.end();
@@ -77,6 +90,7 @@ class DelayedPipe {
 
   private deliver(): void {
     this.timer = undefined;
+    if (this.holding()) return;
     const now = performance.now();
     while (this.queue.length > 0 && this.queue[0].due <= now) {
       const { chunk } = this.queue.shift()!;
@@ -96,6 +110,7 @@ export async function startLatencyProxy(
   delayMs: number,
 ): Promise<LatencyProxy> {
   let delay = delayMs;
+  let blackHole = false;
   const sockets = new Set<net.Socket>();
   const pipes = new Set<DelayedPipe>();
   const track = (socket: net.Socket) => {
@@ -112,8 +127,22 @@ export async function startLatencyProxy(
     track(client);
     track(upstream);
     // Kept until the proxy closes (a proxy lives for one test and sees a handful of connections).
-    pipes.add(new DelayedPipe(client, upstream, () => delay));
-    pipes.add(new DelayedPipe(upstream, client, () => delay));
+    pipes.add(
+      new DelayedPipe(
+        client,
+        upstream,
+        () => delay,
+        () => blackHole,
+      ),
+    );
+    pipes.add(
+      new DelayedPipe(
+        upstream,
+        client,
+        () => delay,
+        () => blackHole,
+      ),
+    );
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -128,6 +157,10 @@ export async function startLatencyProxy(
     url: `redis://${LOOPBACK}:${port}`,
     setDelay(ms: number) {
       delay = ms;
+    },
+    setBlackHole(on: boolean) {
+      blackHole = on;
+      if (!on) for (const pipe of pipes) pipe.resumeDelivery();
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

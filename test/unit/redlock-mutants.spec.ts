@@ -599,7 +599,11 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
         up: false,
         error: 'no answer within nodeTimeout',
       });
-      const plain = manager({}, simNodes(3, clock));
+      // Sim nodes answer PING (the suspicion's probe): these are adapters without one.
+      const plain = manager(
+        {},
+        simNodes(3, clock).map((node) => Object.assign(node, { ping: undefined })),
+      );
       const unable = await clock.run(plain.health());
       expect(unable.up).toBe(false);
       expect(unable.nodes[0]).toEqual({

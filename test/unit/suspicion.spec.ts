@@ -1,0 +1,89 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redlock } from '../../lib';
+import { memoryNodes, type MemoryNode } from './memory-node';
+
+/** Closing with a lock still held warns by design; these tests are not about that. */
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const NODE_TIMEOUT = 50;
+
+/** Memory nodes that answer PING (a probe) through the same gate as every other command. */
+function pingableNodes(count: number): MemoryNode[] {
+  return memoryNodes(count).map((node) =>
+    Object.assign(node, {
+      ping: async (): Promise<void> => {
+        await node.gate;
+      },
+    }),
+  );
+}
+
+/** A gate the test opens: the node hangs until then. */
+function hang(node: MemoryNode): () => void {
+  let open!: () => void;
+  node.gate = new Promise<void>((resolve) => (open = resolve));
+  return () => {
+    node.gate = undefined;
+    open();
+  };
+}
+
+describe('suspicion: a node that stops answering gets no lock traffic (issue 18 item 2)', () => {
+  it('skips a node that owed a reply longer than nodeTimeout, releases only what reached it, and lets it rejoin once a probe answers', async () => {
+    const nodes = pingableNodes(3);
+    const redlock = new Redlock(nodes, { logger: quiet, nodeTimeout: NODE_TIMEOUT, ttl: 1_000 });
+    try {
+      const heal = hang(nodes[2]);
+      // Sent to every node; decided by the two that answer.
+      const before = await redlock.acquire('before');
+      expect(nodes[2].calls.acquire).toBe(1);
+      await delay(NODE_TIMEOUT * 2);
+      // Node 2 has owed its reply for over nodeTimeout: suspected, not asked.
+      const during = await redlock.acquire('during');
+      expect(nodes[2].calls.acquire).toBe(1);
+      await during.extend();
+      expect(nodes[2].calls.extend).toBe(0);
+      // The acquire of `during` never reached node 2: nothing to release there.
+      await during.release();
+      expect(nodes[2].calls.release).toBe(0);
+      // `before` may have its key on node 2: its release is sent (not waited for).
+      await before.release();
+      expect(nodes[2].calls.release).toBe(1);
+
+      heal();
+      // Probed every few hundred ms: it answers, and takes lock traffic again.
+      const deadline = performance.now() + 3_000;
+      while (nodes[2].calls.acquire === 1 && performance.now() < deadline) {
+        await (await redlock.acquire('after')).release();
+        await delay(20);
+      }
+      expect(nodes[2].calls.acquire).toBeGreaterThan(1);
+      await delay(10); // the last release's reply from node 2 was not waited for
+      expect(nodes[2].store.size).toBe(0);
+    } finally {
+      await redlock.close();
+    }
+  });
+
+  it('counts a suspected node as a "no": two of three suspected fail at once as unavailable, without sending to them', async () => {
+    const nodes = pingableNodes(3);
+    const redlock = new Redlock(nodes, { logger: quiet, nodeTimeout: NODE_TIMEOUT, ttl: 1_000 });
+    const heals = [hang(nodes[0]), hang(nodes[1])];
+    try {
+      await expect(redlock.acquire('r', { wait: 0 })).rejects.toMatchObject({
+        reason: 'unavailable',
+      });
+      await delay(NODE_TIMEOUT * 2);
+      const sent = nodes[0].calls.acquire + nodes[1].calls.acquire;
+      const started = performance.now();
+      const error = await redlock.acquire('r', { wait: 0 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ reason: 'unavailable' });
+      // Decided without waiting a node timeout, and nothing sent to the suspected nodes.
+      expect(performance.now() - started).toBeLessThan(NODE_TIMEOUT);
+      expect(nodes[0].calls.acquire + nodes[1].calls.acquire).toBe(sent);
+      expect(nodes[2].store.size).toBe(0);
+    } finally {
+      heals.forEach((heal) => heal());
+      await redlock.close();
+    }
+  });
+});
