@@ -50,6 +50,7 @@ const expectedFiles = [
   'dist/terminus/index.js',
   'dist/terminus/index.mjs',
   'docs/development.md',
+  'docs/fair-hand-off.md',
   'docs/guarantees.md',
   'docs/locked.md',
   'docs/operations.md',
