@@ -110,9 +110,24 @@ export class Suspicion implements NodeWatch {
 
   private suspect(node: RedisNode, w: Watched): void {
     if (w.suspected || this.closed) return;
+    // Only a node that lags behind its peers is hung: when most nodes are late together, this
+    // process is overloaded (thousands of waiters, a busy machine) or the network is, and
+    // skipping nodes would only turn a slow answer into "unavailable" (issue 19).
+    if (!this.othersAnswering(node)) return;
     w.suspected = true;
     this.suspects++;
     this.scheduleProbe(node, w);
+  }
+
+  /** Whether a quorum of the other nodes is answering in time (not suspected, owing nothing overdue). */
+  private othersAnswering(node: RedisNode): boolean {
+    const now = this.clock.now();
+    let answering = 0;
+    for (const [other, o] of this.watched) {
+      if (other === node || o.suspected) continue;
+      if (o.owingSince === undefined || now - o.owingSince <= this.nodeTimeout) answering++;
+    }
+    return answering >= Math.floor(this.nodes.length / 2) + 1;
   }
 
   private scheduleProbe(node: RedisNode, w: Watched): void {

@@ -64,7 +64,7 @@ describe('suspicion: a node that stops answering gets no lock traffic (issue 18 
     }
   });
 
-  it('counts a suspected node as a "no": two of three suspected fail at once as unavailable, without sending to them', async () => {
+  it('a majority late together is not a hung node: nobody is suspected, and the attempt fails unavailable after the node timeout', async () => {
     const nodes = pingableNodes(3);
     const redlock = new Redlock(nodes, { logger: quiet, nodeTimeout: NODE_TIMEOUT, ttl: 1_000 });
     const heals = [hang(nodes[0]), hang(nodes[1])];
@@ -74,12 +74,12 @@ describe('suspicion: a node that stops answering gets no lock traffic (issue 18 
       });
       await delay(NODE_TIMEOUT * 2);
       const sent = nodes[0].calls.acquire + nodes[1].calls.acquire;
-      const started = performance.now();
       const error = await redlock.acquire('r', { wait: 0 }).catch((e: unknown) => e);
       expect(error).toMatchObject({ reason: 'unavailable' });
-      // Decided without waiting a node timeout, and nothing sent to the suspected nodes.
-      expect(performance.now() - started).toBeLessThan(NODE_TIMEOUT);
-      expect(nodes[0].calls.acquire + nodes[1].calls.acquire).toBe(sent);
+      // Still asked: when most nodes are late together (overload, issue 19), skipping them would
+      // only turn slow answers into "unavailable"; one hung node among answering peers is skipped
+      // (the test above).
+      expect(nodes[0].calls.acquire + nodes[1].calls.acquire).toBe(sent + 2);
       expect(nodes[2].store.size).toBe(0);
     } finally {
       heals.forEach((heal) => heal());
