@@ -169,10 +169,10 @@ export class Membership {
 
   /**
    * Makes sure the lease horizon of the nodes covers a lease of `ttl` ms starting now:
-   * records a new one (a few ttls ahead) on nodes whose last record falls short. Resolves
-   * once a quorum of admitted nodes is covered or every record sent has answered — never
-   * waiting for a node that does not answer beyond `nodeTimeout`; `undefined` (no promise)
-   * when every node is covered already.
+   * records a new one (two ttls ahead) on nodes whose last record falls short. `undefined`
+   * (no promise) when nothing is to be recorded or a quorum is covered already (the records
+   * then run on in the background); otherwise resolves once every record sent has answered,
+   * each bounded by `nodeTimeout`.
    */
   cover(ttl: number): Promise<void> | undefined {
     // Synchronous when nothing is to be recorded (the usual case): an attempt's round then
