@@ -266,7 +266,10 @@ export class Membership {
     if (!current()) return;
     const standing = own[0];
     if (standing === undefined) return this.recheck(index, epoch);
-    const ageMs = Math.max(0, info.uptimeSeconds - 1) * 1_000;
+    // A lower bound: `uptime_in_seconds` is whole seconds (the true age lies within a second
+    // above u - 1), plus the time since the reading when the adapter dated it.
+    const since = info.readAt === undefined ? 0 : Math.max(0, this.clock.now() - info.readAt);
+    const ageMs = Math.max(0, info.uptimeSeconds - 1) * 1_000 + since;
     const minUptime = typeof this.options.quarantine === 'number' ? this.options.quarantine : 0;
     if (standing.stamp === info.runId || info.durable) {
       // Kept every key since some lock manager admitted it (or keeps them across crashes).
@@ -321,8 +324,8 @@ export class Membership {
     const admit = async () => {
       if (this.closed || member.epoch !== epoch) return;
       if (floor !== undefined) {
-        const stamped = await this.bounded(() =>
-          node.admit!(this.keys, member.info!.runId, floor, FENCE_COUNTER_KEEP_MS),
+        const stamped = await this.bounded(node, (n) =>
+          n.admit!(this.keys, member.info!.runId, floor, FENCE_COUNTER_KEEP_MS),
         );
         if (this.closed || member.epoch !== epoch) return;
         if (!stamped) return this.recheck(index, epoch);
@@ -379,7 +382,9 @@ export class Membership {
     const epoch = member.epoch;
     const sentAt = this.clock.now();
     try {
-      const recorded = await this.bounded(() => node.recordHorizon!(this.keys.horizon, windowMs));
+      const recorded = await this.bounded(node, (n) =>
+        n.recordHorizon!(this.keys.horizon, windowMs),
+      );
       // The node applied it after it was sent: its horizon is at least its own time then plus
       // the window. A lease whose client-side end falls before this is covered, node clocks
       // running faster than ours included.
@@ -408,9 +413,12 @@ export class Membership {
     return replies.map((reply) => (reply.kind === 'ok' ? reply.value : undefined));
   }
 
-  /** Runs one command, bounded by `nodeTimeout`; true when it answered without error. */
-  private async bounded(command: () => Promise<unknown>): Promise<boolean> {
-    const [reply] = await fanOut([this.nodes[0]], command, {
+  /** Runs one command on `node`, bounded by `nodeTimeout`; true when it answered without error. */
+  private async bounded(
+    node: RedisNode,
+    command: (node: RedisNode) => Promise<unknown>,
+  ): Promise<boolean> {
+    const [reply] = await fanOut([node], command, {
       clock: this.clock,
       timeoutMs: this.options.nodeTimeout,
     });

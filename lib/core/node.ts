@@ -197,9 +197,8 @@ export interface ServerInfo {
   /**
    * When the reading was taken, on the core's clock ({@link Clock.now} of the `Redlock` the
    * node serves). The server's age is `uptimeSeconds` plus the time since. An adapter that
-   * cannot say leaves it out: the age then counts from when the core first saw the reading,
-   * which makes a node look younger the longer nobody asked (safe for that node, but a whole
-   * fleet can then look freshly started, and that waives the quarantine).
+   * cannot say leaves it out: the age is then the uptime alone, a lower bound (it only matters
+   * for `quarantine: <ms>` and for the uptime a restarted node waits when its peers cannot tell).
    */
   readonly readAt?: number;
 }
