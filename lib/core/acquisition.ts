@@ -4,8 +4,8 @@ import { LockKeyConflictError, LockNotAcquiredError, SHUTTING_DOWN } from './err
 import type { RedlockEvents } from './events';
 import { AttemptGate } from './attempt-gate';
 import type { RedlockLock } from './lock';
-import type { RedisNode } from './node';
-import type { ReleaseNotifier, WaiterHandle } from './notifier';
+import type { AcquireReply, QueueTicket, RedisNode } from './node';
+import { newReleaseId, type ReleaseNotifier, type WaiterHandle } from './notifier';
 import type { CallSettings } from './options';
 import { newOwnerValue } from './owner-value';
 import {
@@ -42,6 +42,25 @@ export interface AcquisitionCall {
   readonly giveUpAt: number;
   /** Its OpenTelemetry trace, when something records it. */
   readonly trace?: AcquireTrace;
+  /** Its place in a fair queue (DESIGN §5.11), when it waits in one. */
+  readonly seat?: QueueSeat;
+}
+
+/** Where an acquisition waits in a fair queue (fair-queue.ts): one key, one group. */
+export interface QueueSeat {
+  readonly key: string;
+  readonly queueKey: string;
+  /** The lock manager's group of waiters on the key. */
+  readonly group: string;
+  /** Whether the group may be queued on the nodes already. */
+  readonly queued: boolean;
+  /**
+   * The group was just queued behind another by its holder's hand-off: sleep before the first
+   * attempt, until it is this group's turn (or the turn of the group named passed unclaimed).
+   */
+  readonly behind: boolean;
+  /** How long the queue outlives the blocking lease (ms). */
+  readonly keepMs: number;
 }
 
 /** A granted attempt's result. */
@@ -176,13 +195,17 @@ export class AcquisitionLoop {
     return this.gate.limit;
   }
 
-  /** Acquires: attempts until one is granted, `wait` is spent or the call is aborted. */
-  async acquire(call: AcquisitionCall): Promise<RedlockLock> {
+  /**
+   * Acquires: attempts until one is granted, `wait` is spent or the call is aborted. `strategy`:
+   * how it waits, when the caller decides (a fair queue's line); else by notifications or polls.
+   */
+  async acquire(call: AcquisitionCall, strategy?: WaitingStrategy): Promise<RedlockLock> {
     const { notifier } = this.parts;
     const waiting =
-      notifier === undefined || !notifier.usable
+      strategy ??
+      (notifier === undefined || !notifier.usable
         ? pollWaiting()
-        : notifyWaiting(notifier, call.keys, this.gate.busy);
+        : notifyWaiting(notifier, call.keys, this.gate.busy));
     let acquired = false;
     try {
       const lock = await this.attempts(call, waiting);
@@ -200,8 +223,12 @@ export class AcquisitionLoop {
   }
 
   private async attempts(call: AcquisitionCall, waiting: WaitingStrategy): Promise<RedlockLock> {
-    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace } = call;
+    const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace, seat } = call;
     const { nodes, quorum, clock, events, draining } = this.parts;
+    // Queued behind another group by its own holder's hand-off: its turn is announced.
+    if (seat?.behind)
+      await this.sleep(waiting, Math.min(settings.ttl, giveUpAt - clock.now()), signal);
+    if (draining.aborted) throw shuttingDown(names, 0);
     for (let attempts = 1; ; attempts++) {
       // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
       // would only delay the 503. A node that reconnects makes the next call wait again.
@@ -230,7 +257,19 @@ export class AcquisitionLoop {
         // Read before the round is sent: only a subscription confirmed before it vouches that
         // a release after the round will be announced.
         listening = waiting.listening();
-        result = await acquireRound(this.parts.round, keys, value, settings.ttl, signal, fenceKeys);
+        const send =
+          seat === undefined
+            ? undefined
+            : queuedSend(seat, value, settings.ttl, startedAt, attempts, this.parts);
+        result = await acquireRound(
+          this.parts.round,
+          keys,
+          value,
+          settings.ttl,
+          signal,
+          fenceKeys,
+          send,
+        );
       } finally {
         this.gate.leave(result !== undefined && timedOut(result, nodes));
       }
@@ -300,16 +339,50 @@ export class AcquisitionLoop {
         Math.random(),
       );
       if (polls) this.pollers++;
-      this.sleepers.add(waiting.alarm);
       try {
-        await sleep(clock, Math.min(delay, left), [signal], waiting.alarm);
+        await this.sleep(waiting, Math.min(delay, left), signal);
       } finally {
-        this.sleepers.delete(waiting.alarm);
         if (polls) this.pollers--;
       }
       if (draining.aborted) throw shuttingDown(names, attempts);
     }
   }
+
+  /** Sleeps until `ms` passed, the waiter's alarm rang, `signal` aborted or the manager drains. */
+  private async sleep(waiting: WaitingStrategy, ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleepers.add(waiting.alarm);
+    try {
+      await sleep(this.parts.clock, ms, [signal], waiting.alarm);
+    } finally {
+      this.sleepers.delete(waiting.alarm);
+    }
+  }
+}
+
+/**
+ * The per-node request of an attempt in a fair queue: the queued acquire, with the group's place
+ * (how long its oldest waiter has waited: `startedAt` is that waiter's) and, when waiters listen,
+ * an id announcing a claimed reservation.
+ */
+function queuedSend(
+  seat: QueueSeat,
+  value: string,
+  ttl: number,
+  startedAt: number,
+  attempts: number,
+  parts: Pick<AcquisitionParts, 'clock' | 'round'>,
+): (node: RedisNode) => Promise<AcquireReply> {
+  const ticket: QueueTicket = {
+    group: seat.group,
+    ageMs: parts.clock.now() - startedAt,
+    queued: seat.queued || attempts > 1,
+    keepMs: seat.keepMs,
+    announce: parts.round.notify ? newReleaseId() : undefined,
+  };
+  return (node) => {
+    if (node.acquireQueued === undefined) throw new Error(`node ${node.name} cannot queue`);
+    return node.acquireQueued(seat.key, seat.queueKey, value, ttl, ticket);
+  };
 }
 
 /**

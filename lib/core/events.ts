@@ -4,7 +4,10 @@ import type { Lock } from './lock';
 /** An acquisition succeeded. */
 export interface AcquiredEvent {
   readonly resources: readonly string[];
-  /** Attempts made, this one included. */
+  /**
+   * Attempts made, this one included; 0 for a lock handed over by its previous holder in this
+   * process (`fairness: 'queue'`), which took no attempt.
+   */
   readonly attempts: number;
   /** From the call to the grant, in ms (waiting included). */
   readonly waitMs: number;

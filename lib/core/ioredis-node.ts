@@ -11,6 +11,9 @@ import {
   type RedisNode,
   type ServerInfo,
   type StandingKeys,
+  type QueueTicket,
+  type HandOffRequest,
+  type HandOffReply,
 } from './node';
 import {
   ACQUIRE_FENCED_SCRIPT,
@@ -22,6 +25,9 @@ import {
   FENCE_SCRIPT,
   LOCK_SCRIPTS,
   RELEASE_SCRIPT,
+  ACQUIRE_QUEUED_SCRIPT,
+  HAND_OFF_SCRIPT,
+  LEAVE_QUEUE_SCRIPT,
   type LuaScript,
 } from './scripts';
 import {
@@ -32,6 +38,9 @@ import {
   isNoScript,
   isWrongType,
   standingReply,
+  queuedArgs,
+  handOffArgs,
+  handOffReply,
 } from './script-replies';
 import { fsyncsEveryWrite, parseServerInfo } from './server-info';
 import { monotonicClock, type Clock } from './clock';
@@ -260,6 +269,33 @@ export class IoredisNode implements RedisNode {
 
   async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
     return (await this.run(EXTEND_SCRIPT, keys, value, ttl)) === 1;
+  }
+
+  async acquireQueued(
+    key: string,
+    queueKey: string,
+    value: string,
+    ttl: number,
+    ticket: QueueTicket,
+  ): Promise<AcquireReply> {
+    return acquireReply(
+      await this.run(ACQUIRE_QUEUED_SCRIPT, [key, queueKey], value, ttl, ...queuedArgs(ticket)),
+    );
+  }
+
+  async handOff(
+    key: string,
+    queueKey: string,
+    value: string,
+    request: HandOffRequest,
+  ): Promise<HandOffReply> {
+    return handOffReply(
+      await this.run(HAND_OFF_SCRIPT, [key, queueKey], value, ...handOffArgs(request)),
+    );
+  }
+
+  async leaveQueue(queueKey: string, group: string): Promise<void> {
+    await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
   }
 
   async release(keys: readonly string[], value: string, announce = ''): Promise<number> {

@@ -62,6 +62,36 @@ export interface RedisNode {
   release(keys: readonly string[], value: string, announce?: string): Promise<number>;
 
   /**
+   * Fair hand-off (DESIGN §5.11): as {@link acquire} for one key, but the key may also be taken
+   * when it is reserved for `ticket.group`, and a "held" reply queues the group in `queueKey`
+   * (ACQUIRE_QUEUED_SCRIPT). Optional: `fairness: 'queue'` needs it (and {@link handOff}) on
+   * every node.
+   */
+  acquireQueued?(
+    key: string,
+    queueKey: string,
+    value: string,
+    ttl: number,
+    ticket: QueueTicket,
+  ): Promise<AcquireReply>;
+
+  /**
+   * Fair hand-off: releases `value`'s key to the next waiter in start order (HAND_OFF_SCRIPT):
+   * `swapped` when the key now holds `handOff.next`'s value, `reserved` when it is reserved for a
+   * queued group, `released` when it was deleted (nobody queued), `notOurs` when it no longer
+   * held `value` (nothing written).
+   */
+  handOff?(
+    key: string,
+    queueKey: string,
+    value: string,
+    handOff: HandOffRequest,
+  ): Promise<HandOffReply>;
+
+  /** Fair hand-off: removes `group` from `queueKey` (its last waiter gave up). */
+  leaveQueue?(queueKey: string, group: string): Promise<void>;
+
+  /**
    * Calls `onMessage` with the release's id whenever a release is announced on `channel` (its
    * key's name) on this node, until the returned function is called. Optional: without it (or while its subscriber
    * connection is down), waiters poll. `onGap`, when given, is called when announcements may
@@ -175,6 +205,35 @@ export interface NodeStanding {
 
 /** A health transition of a node. */
 export type NodeHealth = 'down' | 'up' | 'slow';
+
+/** A waiting group's ticket for {@link RedisNode.acquireQueued}. */
+export interface QueueTicket {
+  /** The group: this lock manager's waiters on one key, random per group. Not a secret. */
+  readonly group: string;
+  /** How long the group's oldest waiter has waited (ms): its place in the queue. */
+  readonly ageMs: number;
+  /** Whether the group may be queued on the node already (not its first attempt). */
+  readonly queued: boolean;
+  /** How long the queue outlives the blocking lease (ms). */
+  readonly keepMs: number;
+  /** An id announced with a claimed reservation (`id|c|group`), when waiters listen. */
+  readonly announce?: string;
+}
+
+/** What {@link RedisNode.handOff} is asked to do. */
+export interface HandOffRequest {
+  /** The holder's group. */
+  readonly group: string;
+  /** The holder's next local waiter, if any: its new owner value, ttl and wait so far. */
+  readonly next?: { readonly value: string; readonly ttl: number; readonly ageMs: number };
+  /** How long a reservation for a queued group lasts (ms). */
+  readonly leaseMs: number;
+  /** The release's announcement id, when waiters listen. */
+  readonly announce?: string;
+}
+
+/** A node's answer to {@link RedisNode.handOff}. */
+export type HandOffReply = 'swapped' | 'reserved' | 'released' | 'notOurs';
 
 /** A key's value and remaining lease (`PTTL`: -2 absent, -1 no expiry). */
 export interface KeyState {

@@ -30,6 +30,31 @@ interface Waiter {
   woken: boolean;
   /** Ends a sleep in progress (never a later one) once it is sure to hear every release. */
   readonly listens?: () => void;
+  /**
+   * A waiter in a fair queue (DESIGN §5.11) hears every node's every message itself and decides
+   * when to try: it is never woken by {@link ReleaseNotifier.announce}.
+   */
+  readonly hear?: (notice: Notice) => void;
+}
+
+/**
+ * One node's message on a release channel, as a fair-queue waiter reads it: a plain release
+ * (`released`, nobody queued on that node), a reservation for the queued group `group`
+ * (`next`), or that group's claim of its reservation (`claimed`). `id` is the release's (or
+ * claim's) id, the same on every node.
+ */
+export interface Notice {
+  readonly kind: 'released' | 'next' | 'claimed';
+  readonly id: string;
+  readonly group?: string;
+}
+
+/** Reads a message: `id`, or `id|n|group` / `id|c|group` (HAND_OFF / ACQUIRE_QUEUED scripts). */
+export function readNotice(message: string): Notice {
+  const bar = message.indexOf('|');
+  if (bar < 0) return { kind: 'released', id: message };
+  const kind = message[bar + 1] === 'c' ? 'claimed' : 'next';
+  return { kind, id: message.slice(0, bar), group: message.slice(bar + 3) };
 }
 
 /** The waiters of one release channel, and its subscription on every node. */
@@ -80,14 +105,26 @@ export class ReleaseNotifier {
   private readonly channels = new Map<string, Channel>();
   /** Per recent release id: the channels it was announced on so far (what it released). */
   private readonly releases = new Map<string, Set<string>>();
+  /** Fair-queue waiters registered now: only then are messages read for them. */
+  private fair = 0;
 
   constructor(private readonly nodes: readonly RedisNode[]) {}
 
-  /** Registers a waiter on the release channels of `keys` (a lock's keys are its channels). */
-  watch(keys: readonly string[], wake: () => void, listens?: () => void): WaiterHandle {
-    const waiter: Waiter = { wake, woken: false, keys: new Set(keys), listens };
+  /**
+   * Registers a waiter on the release channels of `keys` (a lock's keys are its channels). With
+   * `hear`, a fair-queue waiter: it gets every message and is never woken otherwise.
+   */
+  watch(
+    keys: readonly string[],
+    wake: () => void,
+    listens?: () => void,
+    hear?: (notice: Notice) => void,
+  ): WaiterHandle {
+    const waiter: Waiter = { wake, woken: false, keys: new Set(keys), listens, hear };
     const channels = keys.map((key) => this.channel(key));
     for (const channel of channels) channel.waiters.push(waiter);
+    if (hear !== undefined) this.fair++;
+    let stopped = false;
     return {
       attempted: () => {
         waiter.woken = false;
@@ -101,6 +138,9 @@ export class ReleaseNotifier {
       },
       listening: () => this.listening(keys),
       stop: (acquired) => {
+        if (stopped) return;
+        stopped = true;
+        if (hear !== undefined) this.fair--;
         for (const key of keys) this.remove(key, waiter, acquired);
       },
     };
@@ -188,6 +228,7 @@ export class ReleaseNotifier {
       return;
     }
     for (const waiter of channel.waiters) {
+      if (waiter.hear !== undefined) continue;
       waiter.woken = true;
       waiter.wake();
       if (covers(released, waiter.keys)) return;
@@ -199,7 +240,16 @@ export class ReleaseNotifier {
    * release of several keys is announced on each key's channel with one id, so the channels
    * heard so far under an id say what it released (a release's later channels may still come).
    */
-  private heard(channel: Channel, id: string): void {
+  private heard(channel: Channel, message: string): void {
+    let id = message;
+    if (this.fair > 0 || message.includes('|')) {
+      const notice = readNotice(message);
+      for (const waiter of channel.waiters) waiter.hear?.(notice);
+      // A claim frees nothing; a reservation is, to a waiter outside the queue, a release (it
+      // will find the key held by the reservation and sleep until that ends or is claimed).
+      if (notice.kind === 'claimed') return;
+      id = notice.id;
+    }
     if (id === '') {
       this.announce(channel, new Set([channel.key]));
       return;

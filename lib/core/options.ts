@@ -106,6 +106,25 @@ export interface RedlockOptions {
    */
   notifications?: boolean;
   /**
+   * Fair hand-off (DESIGN §5.11, docs/fair-hand-off.md). `'queue'`: waiters on one resource are
+   * served in the order they started waiting, across every process; a release wakes the next
+   * waiter only, and hands the lock straight to a waiter of the releasing process when that one
+   * is next (a compare-and-swap of the owner value, no release + acquire). The lock itself stays
+   * the quorum's: the queue decides only who tries next, and a waiter that died costs the queue
+   * one short reservation (`handOffLease`). Applies to single-resource locks without fencing;
+   * the others wait as with `'off'`. Needs release notifications. `'off'`: every waiting process
+   * retries on each release, the first attempt to reach a quorum wins.
+   * @default 'off'
+   */
+  fairness?: 'off' | 'queue';
+  /**
+   * With `fairness: 'queue'`: how long a released lock stays reserved for the waiter that is
+   * next (ms). The waiter normally claims it within a round trip; a waiter that died or left
+   * holds the queue up for at most this long.
+   * @default 2 × nodeTimeout + retryDelay
+   */
+  handOffLease?: number;
+  /**
    * OpenTelemetry spans and metrics (README "OpenTelemetry"), through `@opentelemetry/api` when
    * it is installed, to whatever tracer and meter providers the app registered: with none, the
    * API's no-ops, at no measurable cost. `false`: never load the API. `{ recordResources: true }`
@@ -160,6 +179,8 @@ export interface ResolvedRedlockOptions {
   trustUnidentifiedNodes: boolean;
   reentrant: boolean;
   notifications: boolean;
+  fairness: 'off' | 'queue';
+  handOffLease: number;
   telemetry: boolean | RedlockTelemetryOptions;
 }
 
@@ -179,6 +200,9 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   trustUnidentifiedNodes: false,
   reentrant: false,
   notifications: true,
+  fairness: 'off',
+  /** NaN: computed from `nodeTimeout` and `retryDelay` (see the option). */
+  handOffLease: NaN,
   telemetry: true,
 });
 
@@ -242,6 +266,25 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
   assertBoolean('notifications', resolved.notifications);
   assertBoolean('trustUnidentifiedNodes', resolved.trustUnidentifiedNodes);
   assertTelemetry(resolved.telemetry);
+  if (resolved.fairness !== 'off' && resolved.fairness !== 'queue') {
+    throw new RedlockConfigError('fairness', resolved.fairness, "must be 'off' or 'queue'");
+  }
+  if (resolved.fairness === 'queue' && !resolved.notifications) {
+    throw new RedlockConfigError(
+      'fairness',
+      resolved.fairness,
+      'needs release notifications (notifications: true): the next waiter is told it is its turn, nobody polls for it',
+    );
+  }
+  if (Number.isNaN(resolved.handOffLease)) {
+    resolved.handOffLease = 2 * resolved.nodeTimeout + resolved.retryDelay;
+  } else if (!isPositiveFinite(resolved.handOffLease) || resolved.handOffLease > resolved.ttl) {
+    throw new RedlockConfigError(
+      'handOffLease',
+      resolved.handOffLease,
+      `must be a positive number of ms, at most ttl (${resolved.ttl} ms)`,
+    );
+  }
   const quarantine = resolved.quarantine;
   if (typeof quarantine !== 'boolean' && !isPositiveFinite(quarantine)) {
     throw new RedlockConfigError(

@@ -42,7 +42,8 @@ import {
   type RedlockHealth,
 } from './inspection';
 import { ReleaseNotifier } from './notifier';
-import { AcquisitionLoop, shuttingDown } from './acquisition';
+import { AcquisitionLoop, shuttingDown, type AcquisitionCall } from './acquisition';
+import { FairQueue } from './fair-queue';
 import { Suspicion } from './suspicion';
 import { loadOtelApi, RedlockTelemetry, type AcquireTrace } from './telemetry';
 
@@ -86,6 +87,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly membership: Membership;
   /** The attempt loop and its waiting strategies (DESIGN §3, §5.2). */
   private readonly acquisition: AcquisitionLoop;
+  /** Fair hand-off (DESIGN §5.11), with `fairness: 'queue'`. */
+  private readonly fair?: FairQueue;
   /** Nodes suspected hung get no lock traffic until a probe finds them answering (issue 18). */
   private readonly suspicion: Suspicion;
   /**
@@ -208,43 +211,80 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         const span = telemetry?.startRound('redlock.release', lock.resources);
         // No closure unless a span records: nothing added to the lock path otherwise.
         const notSent = this.notSent.get(lock);
+        const fair = this.fair;
         if (telemetry === undefined || span === undefined) {
+          if (fair?.owns(lock)) return fair.release(lock, notSent);
           return releaseRound(this.round, this.nodes, lock.keys, lock.value, notSent);
         }
         const heldMs =
           lock.lostReason === undefined ? this.clock.now() - lock.acquiredAt : undefined;
         return telemetry.traceRelease(span, heldMs, () =>
-          releaseRound(this.round, this.nodes, lock.keys, lock.value, notSent),
+          fair?.owns(lock)
+            ? fair.release(lock, notSent)
+            : releaseRound(this.round, this.nodes, lock.keys, lock.value, notSent),
         );
       },
-      ended: (lock) => this.held.delete(lock),
+      ended: (lock) => {
+        this.held.delete(lock);
+        this.fair?.ended(lock);
+      },
       lost: (lock, error) => this.reportLost(lock, error),
     };
+    const notifier = this.options.notifications ? new ReleaseNotifier(this.nodes) : undefined;
+    const hold: ConstructorParameters<typeof AcquisitionLoop>[0]['hold'] = (
+      call,
+      value,
+      result,
+    ) => {
+      const lock = new RedlockLock(
+        this.driver,
+        call.names,
+        call.keys,
+        value,
+        call.settings.ttl,
+        result.deadline,
+        result.fencingToken,
+      );
+      this.held.add(lock);
+      if (result.skipped !== undefined) this.notSent.set(lock, result.skipped);
+      return lock;
+    };
+    const cover = (ttl: number) => this.membership.cover(ttl);
     this.acquisition = new AcquisitionLoop({
       nodes: this.nodes,
       quorum: this.quorum,
       clock: this.clock,
       round: this.round,
       nodeTimeout: this.options.nodeTimeout,
-      cover: (ttl) => this.membership.cover(ttl),
-      notifier: this.options.notifications ? new ReleaseNotifier(this.nodes) : undefined,
+      cover,
+      notifier,
       draining: this.draining.signal,
       events: this,
-      hold: (call, value, result) => {
-        const lock = new RedlockLock(
-          this.driver,
-          call.names,
-          call.keys,
-          value,
-          call.settings.ttl,
-          result.deadline,
-          result.fencingToken,
-        );
-        this.held.add(lock);
-        if (result.skipped !== undefined) this.notSent.set(lock, result.skipped);
-        return lock;
-      },
+      hold,
     });
+    if (this.options.fairness === 'queue' && notifier !== undefined) {
+      const unable = this.nodes.find(
+        (node) => node.acquireQueued === undefined || node.handOff === undefined,
+      );
+      if (unable !== undefined) {
+        throw new RedlockConfigError(
+          'fairness',
+          this.options.fairness,
+          `needs nodes that can queue waiters; ${unable.name} cannot`,
+        );
+      }
+      this.fair = new FairQueue({
+        clock: this.clock,
+        round: this.round,
+        notifier,
+        loop: this.acquisition,
+        leaseMs: this.options.handOffLease,
+        retryJitter: this.options.retryJitter,
+        cover,
+        hold,
+        acquired: (call, lock) => this.handedOver(call, lock),
+      });
+    }
     // Connections open in the background; the first attempt waits for them (bounded), so a
     // lock taken right after start-up does not fail on sockets that are still connecting.
     this.connecting = this.ready().finally(() => {
@@ -447,6 +487,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   drain(): void {
     this.draining.abort();
     this.acquisition.drain();
+    this.fair?.drain();
   }
 
   /**
@@ -553,7 +594,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       : undefined;
     const startedAt = this.clock.now();
     const giveUpAt = startedAt + (waitOverride ?? settings.wait);
-    return this.acquisition.acquire({
+    const call: AcquisitionCall = {
       names,
       keys,
       fenceKeys,
@@ -562,6 +603,20 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       startedAt,
       giveUpAt,
       trace,
+    };
+    if (this.fair !== undefined && FairQueue.eligible(call)) return this.fair.acquire(call);
+    return this.acquisition.acquire(call);
+  }
+
+  /** A lock handed over by its previous holder in this process (fair hand-off): `acquired`. */
+  private handedOver(call: AcquisitionCall, lock: RedlockLock): void {
+    if (this.listenerCount('acquired') === 0) return;
+    this.emit('acquired', {
+      resources: call.names,
+      attempts: 0,
+      waitMs: this.clock.now() - call.startedAt,
+      validityMs: lock.remainingMs(),
+      fencingToken: lock.fencingToken,
     });
   }
 

@@ -87,6 +87,11 @@ const isHeld = (reply: NodeReply<AcquireReply>) => reply.kind === 'ok' && !reply
  *
  * With `fenceKeys`, a granted attempt also runs fencing's phase 2 (DESIGN §5.6) on the nodes
  * that granted it, and succeeds only if that reaches a quorum within the validity.
+ *
+ * `send` replaces the acquire script per node (fair hand-off, DESIGN §5.11: the queued acquire,
+ * or a holder's hand-off to its next local waiter). It must keep the acquire script's contract:
+ * a "held" reply wrote nothing of `value`, a granted one set every key to `value` with a lease of
+ * `ttl` after the round started.
  */
 export async function acquireRound(
   ctx: RoundContext,
@@ -95,6 +100,8 @@ export async function acquireRound(
   ttl: number,
   signal?: AbortSignal,
   fenceKeys?: readonly string[],
+  send: (node: RedisNode) => Promise<AcquireReply> = (node) =>
+    node.acquire(keys, value, ttl, fenceKeys),
 ): Promise<AttemptResult> {
   const { nodes, quorum, clock } = ctx;
   const count = nodes.length;
@@ -105,7 +112,7 @@ export async function acquireRound(
   let no = 0;
   const replies = await fanOut(
     nodes,
-    (node) => node.acquire(keys, value, ttl, fenceKeys),
+    send,
     { clock, timeoutMs: ctx.nodeTimeout, signal, skip: skipped, watch: ctx.suspicion },
     (reply, index) => {
       if (isAcquired(reply) && voters[index]) yes++;
@@ -248,6 +255,9 @@ export async function extendRound(
  * deferred releases would grow with every lock while the node hangs, and the release queued on
  * its connection now is applied in order after the acquire, as soon as it answers) — but not
  * waited for. Such releases are few: only locks taken before the node was suspected.
+ *
+ * `release` replaces the release script per node (a fair hand-off with nobody local to hand to,
+ * DESIGN §5.11); it gets the release's announcement id.
  */
 export async function releaseRound(
   ctx: RoundContext,
@@ -255,9 +265,11 @@ export async function releaseRound(
   keys: readonly string[],
   value: string,
   notSent?: readonly boolean[],
+  release: (node: RedisNode, announcement?: string) => Promise<unknown> = (node, announcement) =>
+    node.release(keys, value, announcement),
 ): Promise<void> {
   const announcement = ctx.notify ? newReleaseId() : undefined;
-  const send = (node: RedisNode) => node.release(keys, value, announcement);
+  const send = (node: RedisNode) => release(node, announcement);
   const { suspicion, clock, nodeTimeout } = ctx;
   let targets = nodes;
   if (

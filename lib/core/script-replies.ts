@@ -1,4 +1,4 @@
-import type { AcquireReply, NodeStanding } from './node';
+import type { AcquireReply, HandOffReply, HandOffRequest, NodeStanding, QueueTicket } from './node';
 
 /**
  * What the lock scripts (scripts.ts) answer, read into the node port's terms, and how Redis
@@ -46,4 +46,42 @@ export function standingReply(reply: unknown): NodeStanding {
 /** Redis's answer to a command the connection's ACL user may not run (`NOPERM`). */
 export function isNoPermission(error: unknown): boolean {
   return error instanceof Error && /NOPERM/.test(error.message);
+}
+
+/** ARGV[3..7] of ACQUIRE_QUEUED_SCRIPT for a ticket (after the owner value and ttl). */
+export function queuedArgs(ticket: QueueTicket): (string | number)[] {
+  return [
+    ticket.group,
+    Math.max(0, Math.floor(ticket.ageMs)),
+    Math.ceil(ticket.keepMs),
+    ticket.queued ? '1' : '0',
+    ticket.announce ?? '',
+  ];
+}
+
+/** ARGV of HAND_OFF_SCRIPT for a request (after the holder's owner value). */
+export function handOffArgs(request: HandOffRequest): (string | number)[] {
+  const { next } = request;
+  return [
+    request.group,
+    next?.value ?? '',
+    next?.ttl ?? 0,
+    Math.max(0, Math.floor(next?.ageMs ?? 0)),
+    Math.ceil(request.leaseMs),
+    request.announce ?? '',
+  ];
+}
+
+/** HAND_OFF_SCRIPT's reply: 2 swapped, 1 reserved for a queued group, 3 released, 0 not ours. */
+export function handOffReply(reply: unknown): HandOffReply {
+  switch (Number(reply)) {
+    case 2:
+      return 'swapped';
+    case 1:
+      return 'reserved';
+    case 3:
+      return 'released';
+    default:
+      return 'notOurs';
+  }
 }

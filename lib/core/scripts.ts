@@ -240,6 +240,117 @@ return 1
 `,
 );
 
+/**
+ * The prefix of a lock key's value while it is reserved for the next group of waiters (fair
+ * hand-off, DESIGN §5.11): `\0r` + the group's id. It is not an owner value (those are random
+ * base64url, never starting with NUL), so no holder's compare-and-delete or extension matches
+ * it, and to every acquire script it is a key that exists: held.
+ */
+export const RESERVATION_PREFIX = '\0r';
+
+/**
+ * Acquire in a fair queue (DESIGN §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
+ * sorted set of waiting groups, scored by when they started waiting, on this server's clock).
+ * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: the waiting group's id, ARGV[4]: how long
+ * its oldest waiter has waited (ms), ARGV[5]: how long the queue outlives the blocking lease
+ * (ms), ARGV[6]: '1' when the group may be queued here already (not its first attempt),
+ * ARGV[7]: the claim's announcement id ('' for none).
+ *
+ * Takes the key when it is free or reserved for this group (the previous holder handed it on
+ * to us), exactly like the acquire script: a reservation is written only by the holder's own
+ * hand-off, so taking it over cannot meet a live holder. A claimed reservation is announced
+ * (`id|c|group`) so that the other groups, who heard who was next, stop timing the hand-off.
+ * Otherwise the group joins the queue once (its score is this server's time minus the wait so
+ * far: the order in which groups started waiting, with no clock shared between machines), the
+ * queue is kept a little longer than the blocking lease, and the reply is {0, pttl}.
+ */
+export const ACQUIRE_QUEUED_SCRIPT = script(
+  'acquire-queued',
+  `
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == '\\0r' .. ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if cur == false then
+    if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], ARGV[3]) end
+  elseif ARGV[7] ~= '' then
+    redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|c|' .. ARGV[3])
+  end
+  return {1}
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZADD', KEYS[2], now - tonumber(ARGV[4]), ARGV[3])
+end
+local keep = math.max(pttl, 0) + tonumber(ARGV[5])
+if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
+return {0, pttl}
+`,
+);
+
+/**
+ * Release with a fair hand-off (DESIGN §5.11). KEYS[1]: the lock key, KEYS[2]: its queue.
+ * ARGV[1]: the holder's owner value, ARGV[2]: the holder's group id, ARGV[3]: the owner value of
+ * the holder's next local waiter ('' for none), ARGV[4]: its ttl (ms), ARGV[5]: how long it has
+ * waited (ms), ARGV[6]: how long a reservation lasts (ms), ARGV[7]: the release's announcement
+ * id ('' for none).
+ *
+ * Only while the key holds the holder's value (else 0, nothing written). Then, in the order in
+ * which the waiters started waiting, on this server's clock:
+ * - the holder's next local waiter, when it waited longer than every queued group: the key is
+ *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
+ *   returns 2;
+ * - else the queue's first group: the key is reserved for it (`\0r` + id, a short lease, so a
+ *   group that died costs at most that), the holder's group queues behind it when it has
+ *   waiters left, and the reservation is announced (`id|n|group`): returns 1;
+ * - else (nobody queued here): deleted and announced like a plain release: returns 3.
+ */
+export const HAND_OFF_SCRIPT = script(
+  'hand-off',
+  `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if head[1] == ARGV[2] then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+end
+if ARGV[3] ~= '' then
+  if not head[1] then
+    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+    return 2
+  end
+  local time = redis.call('TIME')
+  local started = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(ARGV[5])
+  if started <= tonumber(head[2]) then
+    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+    return 2
+  end
+  redis.call('ZADD', KEYS[2], started, ARGV[2])
+end
+if head[1] then
+  redis.call('ZREM', KEYS[2], head[1])
+  redis.call('SET', KEYS[1], '\\0r' .. head[1], 'PX', ARGV[6])
+  if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|n|' .. head[1]) end
+  return 1
+end
+redis.call('DEL', KEYS[1])
+if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7]) end
+return 3
+`,
+);
+
+/**
+ * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue. ARGV[1]: the group. A script, not a
+ * bare ZREM, so that it goes through the same path (prefix, NOSCRIPT fallback) as the others.
+ */
+export const LEAVE_QUEUE_SCRIPT = script(
+  'leave-queue',
+  `
+return redis.call('ZREM', KEYS[1], ARGV[1])
+`,
+);
+
 /** Every script, for SCRIPT LOAD when a connection becomes ready. */
 export const LOCK_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
@@ -250,4 +361,7 @@ export const LOCK_SCRIPTS: readonly LuaScript[] = [
   HORIZON_SCRIPT,
   STANDING_SCRIPT,
   ADMIT_SCRIPT,
+  ACQUIRE_QUEUED_SCRIPT,
+  HAND_OFF_SCRIPT,
+  LEAVE_QUEUE_SCRIPT,
 ];

@@ -1,0 +1,402 @@
+import { randomBytes } from 'node:crypto';
+import {
+  shuttingDown,
+  type AcquisitionCall,
+  type AcquisitionLoop,
+  type GrantedAttempt,
+  type WaitingStrategy,
+} from './acquisition';
+import type { Clock, ClockTimer } from './clock';
+import { LockNotAcquiredError, type LockNotAcquiredReason } from './errors';
+import type { RedlockLock } from './lock';
+import type { AcquireReply, HandOffReply, RedisNode } from './node';
+import { newReleaseId, type Notice, type ReleaseNotifier, type WaiterHandle } from './notifier';
+import { newOwnerValue } from './owner-value';
+import { acquireRound, releaseRound, type RoundContext } from './rounds';
+import { Alarm } from './sleep';
+
+/** What a fair queue needs of the lock manager that composes it. */
+export interface FairQueueParts {
+  readonly clock: Clock;
+  readonly round: RoundContext;
+  readonly notifier: ReleaseNotifier;
+  readonly loop: AcquisitionLoop;
+  /** How long a reservation for the next group lasts (`handOffLease`). */
+  readonly leaseMs: number;
+  readonly retryJitter: number;
+  /** Resolves once every voter's lease horizon covers `ttl` (membership, DESIGN §5.7). */
+  readonly cover: (ttl: number) => Promise<void> | undefined;
+  /** Builds the lock of a granted attempt (or hand-off) and counts it as held. */
+  readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
+  /** Reports a hand-off as an acquisition (the `acquired` event). */
+  readonly acquired: (call: AcquisitionCall, lock: RedlockLock) => void;
+}
+
+/** A waiter of this process on a line, behind its holder or its head. */
+interface LocalWaiter {
+  readonly call: AcquisitionCall;
+  /** Settles its wait: a lock handed to it, its turn as the head (after a sleep when `behind`), or an error. */
+  settle(outcome: { lock: RedlockLock } | { behind: boolean } | { error: unknown }): void;
+}
+
+/**
+ * This lock manager's waiters on one key (its "group" in the nodes' queues): the lock it holds
+ * on the key through the queue, if any; the head, which alone attempts; the rest, in the order
+ * they came, each handed the lock by its predecessor's release when it is next.
+ */
+interface Line {
+  readonly key: string;
+  readonly queueKey: string;
+  /** Random per line: the nodes queue groups by it, announcements name it. Not a secret. */
+  readonly group: string;
+  holder?: RedlockLock;
+  /** A waiter of the line is attempting (or sleeping between attempts) in the nodes' queue. */
+  head: boolean;
+  readonly waiters: LocalWaiter[];
+  /** Rings the head: its turn came, a release nobody was queued for, a reservation unclaimed. */
+  readonly alarm: Alarm;
+  /** The line's subscription to the key's announcements (while it has waiters). */
+  handle?: WaiterHandle;
+  /** Whether the group may be in the nodes' queue (a failed attempt or a hand-off queued it). */
+  queued: boolean;
+  /** Why its latest attempt failed: what a waiter that gives up behind it reports. */
+  reason: LockNotAcquiredReason;
+  /** Per announcement naming this group: how many nodes named it so far. */
+  readonly named: Map<string, number>;
+  /** Announcements naming another group, seen. */
+  readonly others: Set<string>;
+  /** Rings the head if the group named before it does not claim within the reservation. */
+  unclaimed?: ClockTimer;
+  /** Rings the head a little after the first node named it, if no quorum of nodes did. */
+  turn?: ClockTimer;
+}
+
+/** How many recent announcement ids a line remembers. */
+const REMEMBERED = 16;
+
+/**
+ * Fair hand-off (DESIGN §5.11; docs/fair-hand-off.md): waiters on one key are served in the
+ * order they started waiting, across processes, and a release hands the lock to a waiter of its
+ * own process without a release + acquire when that waiter is next.
+ *
+ * Tickets advise, the quorum decides. Each node keeps a queue of waiting groups per key (one
+ * group per lock manager and key; inside the group, waiters are first come, first served),
+ * scored by when the group's oldest waiter started waiting, on that node's clock. A holder's
+ * release (HAND_OFF_SCRIPT) compares its own next waiter with the node's first queued group:
+ * its own next gets the key by a compare-and-swap of the owner value; another group gets a
+ * short reservation of the key and an announcement naming it; only the named group attempts.
+ * The key, reserved or held, is taken only through the acquire script's compare on each node
+ * and counted at quorum with the validity rule, so nothing in the queue can make two holders:
+ * a queue that is lost (a restart), disagrees between nodes or names a dead group costs
+ * liveness (a reservation's lease, or ordinary contention), never safety.
+ */
+export class FairQueue {
+  private readonly lines = new Map<string, Line>();
+  private readonly byLock = new WeakMap<RedlockLock, Line>();
+
+  constructor(private readonly parts: FairQueueParts) {}
+
+  /** Whether an acquisition waits in a queue: one key, no fencing token (phase 2 needs its own round). */
+  static eligible(call: Pick<AcquisitionCall, 'keys' | 'fenceKeys'>): boolean {
+    return call.keys.length === 1 && call.fenceKeys === undefined;
+  }
+
+  /** Whether `lock` was taken through a queue (its release hands it on). */
+  owns(lock: RedlockLock): boolean {
+    return this.byLock.has(lock);
+  }
+
+  /** Acquires in the key's queue: handed the lock, or attempting as the line's head. */
+  async acquire(call: AcquisitionCall): Promise<RedlockLock> {
+    const key = call.keys[0];
+    let line = this.lines.get(key);
+    if (line === undefined) {
+      line = newLine(key);
+      this.lines.set(key, line);
+    }
+    let behind = false;
+    if (line.holder !== undefined || line.head || line.waiters.length > 0) {
+      this.listen(line);
+      const outcome = await this.waitInLine(line, call);
+      if ('lock' in outcome) return outcome.lock;
+      behind = outcome.behind;
+    }
+    line.head = true;
+    const seat = {
+      key,
+      queueKey: line.queueKey,
+      group: line.group,
+      queued: line.queued,
+      behind,
+      keepMs: 2 * this.parts.leaseMs + this.parts.retryJitter + 1_000,
+    };
+    let lock: RedlockLock;
+    try {
+      lock = await this.parts.loop.acquire({ ...call, seat }, this.strategy(line));
+    } catch (error) {
+      line.head = false;
+      line.queued = true;
+      if (error instanceof LockNotAcquiredError) line.reason = error.reason;
+      this.next(line, false);
+      throw error;
+    }
+    line.head = false;
+    line.holder = lock;
+    this.byLock.set(lock, line);
+    return lock;
+  }
+
+  /**
+   * A lock of a line ended (DESIGN §5.11): released — its release hands it on, nothing to do
+   * here — or lost: nothing will hand it on, so the next local waiter attempts.
+   */
+  ended(lock: RedlockLock): void {
+    const line = this.byLock.get(lock);
+    if (line === undefined || lock.lostReason === undefined || line.holder !== lock) return;
+    line.holder = undefined;
+    this.next(line, false);
+  }
+
+  /**
+   * Releases a lock taken through the queue: to this process's next waiter on the key when it
+   * waited longer than every group queued on a node (a compare-and-swap there), else to the
+   * nodes' first queued group (reserved and announced), else as a plain release.
+   */
+  async release(lock: RedlockLock, notSent?: readonly boolean[]): Promise<void> {
+    const line = this.byLock.get(lock);
+    if (line === undefined) return;
+    this.byLock.delete(lock);
+    if (line.holder === lock) line.holder = undefined;
+    const { round, leaseMs, clock } = this.parts;
+    let next: LocalWaiter | undefined;
+    // A lost lock is handed to nobody: its holder had no quorum any more.
+    if (lock.lostReason === undefined && line.holder === undefined && !line.head) {
+      next = line.waiters.shift();
+    }
+    if (next === undefined) {
+      await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
+        handOff(node, line, lock.value, { group: line.group, leaseMs, announce }),
+      );
+      if (!line.head && line.holder === undefined) this.next(line, false);
+      return;
+    }
+    // The successor's lease is counted only where the horizon covers it (DESIGN §5.7).
+    const { call } = next;
+    line.head = true;
+    const covering = this.parts.cover(call.settings.ttl);
+    if (covering !== undefined) await covering;
+    const value = newOwnerValue();
+    const announce = round.notify ? newReleaseId() : undefined;
+    let reserved = 0;
+    const request = {
+      group: line.group,
+      next: { value, ttl: call.settings.ttl, ageMs: clock.now() - call.startedAt },
+      leaseMs,
+      announce,
+    };
+    const result = await acquireRound(
+      round,
+      lock.keys,
+      value,
+      call.settings.ttl,
+      call.signal,
+      undefined,
+      async (node): Promise<AcquireReply> => {
+        const reply = await handOff(node, line, lock.value, request);
+        if (reply === 'reserved') reserved++;
+        return reply === 'swapped'
+          ? { acquired: true }
+          : { acquired: false, pttl: reply === 'reserved' ? leaseMs : 0 };
+      },
+    );
+    line.head = false;
+    if (result.acquired) {
+      const handed = this.parts.hold(call, value, result);
+      line.holder = handed;
+      this.byLock.set(handed, line);
+      this.parts.acquired(call, handed);
+      next.settle({ lock: handed });
+      return;
+    }
+    // Not handed (another group waited longer, or no quorum swapped): the next waiter attempts,
+    // after sleeping until its group's turn when a quorum reserved the key for another group.
+    line.queued = true;
+    line.waiters.unshift(next);
+    this.next(line, reserved >= round.quorum);
+  }
+
+  /** Every local waiter gives up (the lock manager drains); heads are ended by the loop. */
+  drain(): void {
+    for (const line of this.lines.values()) {
+      for (const waiter of line.waiters.splice(0)) {
+        waiter.settle({ error: shuttingDown(waiter.call.names, 0) });
+      }
+    }
+  }
+
+  /** Makes the line's next local waiter its head, or closes the line when it has none. */
+  private next(line: Line, behind: boolean): void {
+    if (line.head || line.holder !== undefined) return;
+    const waiter = line.waiters.shift();
+    if (waiter !== undefined) {
+      line.head = true;
+      waiter.settle({ behind });
+      return;
+    }
+    this.lines.delete(line.key);
+    this.clearTimers(line);
+    line.handle?.stop(false);
+    line.handle = undefined;
+    // Gave up while queued: leave the nodes' queues, so that no release reserves the key for a
+    // group nobody waits in (that would cost the next waiter a reservation's lease).
+    if (line.queued) {
+      const { round } = this.parts;
+      void releaseRound(round, round.nodes, [line.key], '', undefined, (node) =>
+        node.leaveQueue === undefined
+          ? Promise.resolve()
+          : node.leaveQueue(line.queueKey, line.group),
+      );
+    }
+  }
+
+  /** Waits behind the line's holder or head: handed the lock, made the head, or given up. */
+  private waitInLine(
+    line: Line,
+    call: AcquisitionCall,
+  ): Promise<{ lock: RedlockLock } | { behind: boolean }> {
+    const { clock } = this.parts;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => leave({ error: call.signal?.reason });
+      const waiter: LocalWaiter = {
+        call,
+        settle: (outcome) => {
+          clock.clearTimer(timer);
+          call.signal?.removeEventListener('abort', onAbort);
+          if ('error' in outcome) reject(outcome.error);
+          else resolve(outcome);
+        },
+      };
+      const leave = (outcome: { error: unknown }) => {
+        const index = line.waiters.indexOf(waiter);
+        if (index < 0) return;
+        line.waiters.splice(index, 1);
+        waiter.settle(outcome);
+      };
+      line.waiters.push(waiter);
+      // Settled only from a timer, an abort or another call's progress: never before this line.
+      const timer = clock.setTimer(
+        () =>
+          leave({
+            error: new LockNotAcquiredError(call.names, line.reason, 0, [], undefined),
+          }),
+        Math.max(0, call.giveUpAt - clock.now()),
+      );
+      if (call.signal?.aborted) onAbort();
+      else call.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Subscribes the line to the key's announcements, once. */
+  private listen(line: Line): void {
+    line.handle ??= this.parts.notifier.watch(
+      [line.key],
+      line.alarm.sound,
+      line.alarm.sound,
+      (notice) => this.heard(line, notice),
+    );
+  }
+
+  /** How the head waits: for its group's turn, announced by the nodes (see {@link heard}). */
+  private strategy(line: Line): WaitingStrategy {
+    return {
+      alarm: line.alarm,
+      listening: () => line.handle?.listening() ?? false,
+      sharesPollRate: false,
+      attempted: () => undefined,
+      willSleep: () => this.listen(line),
+      stop: () => undefined,
+    };
+  }
+
+  /**
+   * One node's announcement on the line's key. The head tries when its group is named by a
+   * quorum of nodes (or a little after the first, in case the others' queues differ), when a
+   * node released with nobody queued, or when a group named before it did not claim its
+   * reservation in time (it died or left); otherwise it sleeps.
+   */
+  private heard(line: Line, notice: Notice): void {
+    const { clock, round } = this.parts;
+    if (notice.kind === 'released') {
+      line.alarm.sound();
+      return;
+    }
+    if (notice.kind === 'claimed') {
+      clock.clearTimer(line.unclaimed);
+      line.unclaimed = undefined;
+      return;
+    }
+    if (notice.group === line.group) {
+      const count = (line.named.get(notice.id) ?? 0) + 1;
+      remember(line.named, notice.id, count);
+      if (count === 1) {
+        clock.clearTimer(line.unclaimed);
+        line.unclaimed = undefined;
+        clock.clearTimer(line.turn);
+        line.turn = clock.setTimer(() => line.alarm.sound(), Math.min(round.nodeTimeout / 4, 20));
+      }
+      if (count === round.quorum) {
+        clock.clearTimer(line.turn);
+        line.alarm.sound();
+      }
+      return;
+    }
+    if (line.others.has(notice.id)) return;
+    line.others.add(notice.id);
+    if (line.others.size > REMEMBERED)
+      line.others.delete(line.others.values().next().value as string);
+    clock.clearTimer(line.unclaimed);
+    line.unclaimed = clock.setTimer(
+      () => line.alarm.sound(),
+      this.parts.leaseMs + Math.random() * this.parts.retryJitter,
+    );
+  }
+
+  private clearTimers(line: Line): void {
+    this.parts.clock.clearTimer(line.unclaimed);
+    this.parts.clock.clearTimer(line.turn);
+  }
+}
+
+/** A new line on `key`. */
+function newLine(key: string): Line {
+  return {
+    key,
+    // NUL in the name, like the membership's keys: no resource name can collide with it.
+    queueKey: `${key}\0q`,
+    group: randomBytes(9).toString('base64url'),
+    head: false,
+    waiters: [],
+    alarm: new Alarm(),
+    queued: false,
+    reason: 'held',
+    named: new Map(),
+    others: new Set(),
+  };
+}
+
+/** One node's hand-off request, refused clearly by a node that cannot queue. */
+function handOff(
+  node: RedisNode,
+  line: Line,
+  value: string,
+  request: Parameters<NonNullable<RedisNode['handOff']>>[3],
+): Promise<HandOffReply> {
+  if (node.handOff === undefined) throw new Error(`node ${node.name} cannot hand off`);
+  return node.handOff(line.key, line.queueKey, value, request);
+}
+
+/** Sets `key` in a small map that forgets its oldest entry past {@link REMEMBERED}. */
+function remember(map: Map<string, number>, key: string, value: number): void {
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value as string);
+}

@@ -1,0 +1,158 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AcquiredEvent, Lock, Redlock } from '../../lib';
+import { rawClient, sharedFleet } from './helpers';
+
+/**
+ * Issue 18 item 1, fair hand-off (DESIGN §5.11): waiters are served in the order they started
+ * waiting across lock managers (each its own group, as separate processes are), a release hands
+ * the lock to a waiter of its own manager without an attempt when that waiter is next, and a
+ * group that died while queued costs the queue one reservation's lease, no more.
+ */
+describe('fair hand-off (5 nodes, fairness: queue)', () => {
+  const shared = sharedFleet(5);
+  const fair = (extra: Parameters<typeof shared.manager>[0] = {}): Redlock =>
+    shared.manager({ fairness: 'queue', ttl: 10_000, ...extra });
+
+  /**
+   * Holds `lock` briefly, records who held it, releases: at most one inside at any time.
+   */
+  async function critical(
+    lock: Lock,
+    name: string,
+    order: string[],
+    inside: { now: number; max: number },
+  ): Promise<void> {
+    inside.now++;
+    inside.max = Math.max(inside.max, inside.now);
+    order.push(name);
+    await delay(3);
+    inside.now--;
+    await lock.release();
+  }
+
+  it('serves waiters of three lock managers in the order they started waiting, one holder at a time', async () => {
+    const managers = [fair(), fair(), fair()];
+    await Promise.all(managers.map((m) => m.ready()));
+    const first = await managers[0].acquire('stock:fifo');
+    const order: string[] = [];
+    const inside = { now: 0, max: 0 };
+    const expected: string[] = [];
+    const done: Promise<void>[] = [];
+    // 15 waiters, started 15 ms apart, round-robin over the managers: the start order
+    // interleaves the groups, so a queue per process alone would not give it.
+    for (let i = 0; i < 15; i++) {
+      const name = `w${i}`;
+      expected.push(name);
+      const manager = managers[(i + 1) % 3];
+      done.push(
+        manager
+          .acquire('stock:fifo', { wait: 20_000 })
+          .then((lock) => critical(lock, name, order, inside)),
+      );
+      await delay(15);
+    }
+    await first.release();
+    await Promise.all(done);
+    expect(inside.max).toBe(1);
+    expect(order).toEqual(expected);
+  });
+
+  it('hands the lock to the next waiter of the releasing manager without an attempt of its own', async () => {
+    const redlock = fair();
+    const events: AcquiredEvent[] = [];
+    redlock.on('acquired', (event) => events.push(event));
+    const first = await redlock.acquire('stock:local');
+    const waiting = [1, 2, 3].map(() => redlock.acquire('stock:local', { wait: 10_000 }));
+    await delay(50);
+    await first.release();
+    for (const next of waiting) {
+      const lock = await next;
+      expect(lock.isValid()).toBe(true);
+      await lock.release();
+    }
+    // The first took one attempt; the three after it were each handed the lock (0 attempts).
+    expect(events.map((e) => e.attempts)).toEqual([1, 0, 0, 0]);
+    // Nothing is left behind on the nodes: no lock key, no queue.
+    for (const url of shared.fleet.urls()) {
+      const client = rawClient(url);
+      try {
+        expect(await client.keys('redlock:stock:local*')).toEqual([]);
+      } finally {
+        client.disconnect();
+      }
+    }
+  });
+
+  it('a group queued first that died costs the next waiter one reservation lease, not the wait', async () => {
+    const handOffLease = 600;
+    const holder = fair({ handOffLease });
+    const waiter = fair({ handOffLease });
+    await Promise.all([holder.ready(), waiter.ready()]);
+    const lock = await holder.acquire('stock:dead');
+    // What a waiting process leaves on every node when it is SIGKILLed: its group queued first
+    // (it started waiting an hour ago), and nobody listening for its turn.
+    const clients = shared.fleet.urls().map((url) => rawClient(url));
+    try {
+      await Promise.all(
+        clients.map((client) => client.zadd('redlock:stock:dead\0q', 1, 'dead-group')),
+      );
+      const next = waiter.acquire('stock:dead', { wait: 20_000 });
+      await delay(100);
+      const released = performance.now();
+      await lock.release();
+      // The key is reserved for the dead group first…
+      const reserved = await clients[0].get('redlock:stock:dead');
+      expect(reserved).toBe('\0rdead-group');
+      const taken = await next;
+      const waited = performance.now() - released;
+      // …and the live waiter takes it once that reservation ends: after about one lease, far
+      // sooner than its 20 s wait.
+      expect(waited).toBeGreaterThanOrEqual(handOffLease * 0.8);
+      expect(waited).toBeLessThan(handOffLease + 3_000);
+      await taken.release();
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+  });
+
+  it('a waiter that gives up leaves the queue: the next release does not reserve the key for it', async () => {
+    const holder = fair();
+    const quitter = fair();
+    await Promise.all([holder.ready(), quitter.ready()]);
+    const lock = await holder.acquire('stock:quit');
+    await expect(quitter.acquire('stock:quit', { wait: 300 })).rejects.toMatchObject({
+      reason: 'held',
+    });
+    await delay(100);
+    const clients = shared.fleet.urls().map((url) => rawClient(url));
+    try {
+      const queued = await Promise.all(clients.map((c) => c.zcard('redlock:stock:quit\0q')));
+      expect(queued).toEqual([0, 0, 0, 0, 0]);
+      await lock.release();
+      expect(await clients[0].exists('redlock:stock:quit')).toBe(0);
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+  });
+
+  it('100 waiters over 4 managers: never two holders, every waiter served, the count exact', async () => {
+    const managers = [fair(), fair(), fair(), fair()];
+    await Promise.all(managers.map((m) => m.ready()));
+    let count = 0;
+    const inside = { now: 0, max: 0 };
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const lock = await managers[i % 4].acquire('stock:count', { wait: 30_000 });
+        inside.now++;
+        inside.max = Math.max(inside.max, inside.now);
+        const read = count;
+        await delay(1);
+        count = read + 1;
+        inside.now--;
+        await lock.release();
+      }),
+    );
+    expect(inside.max).toBe(1);
+    expect(count).toBe(100);
+  });
+});
