@@ -61,6 +61,8 @@ export interface QueueSeat {
   readonly behind: boolean;
   /** How long the queue outlives the blocking lease (ms). */
   readonly keepMs: number;
+  /** Try the plain acquire first (the key was not seen contended lately). */
+  readonly plainFirst: boolean;
 }
 
 /** A granted attempt's result. */
@@ -257,8 +259,10 @@ export class AcquisitionLoop {
         // Read before the round is sent: only a subscription confirmed before it vouches that
         // a release after the round will be announced.
         listening = waiting.listening();
+        // A key not seen contended lately is tried with the plain acquire first: an uncontended
+        // lock costs what it costs without fairness, and only a "held" joins the queue.
         const send =
-          seat === undefined
+          seat === undefined || (seat.plainFirst && attempts === 1)
             ? undefined
             : queuedSend(seat, value, settings.ttl, startedAt, attempts, this.parts);
         result = await acquireRound(
@@ -327,6 +331,9 @@ export class AcquisitionLoop {
         );
       }
       waiting.willSleep();
+      // Its plain first attempt met a holder: join the queue now, not after a retry delay (its
+      // place is kept by its start time, but a turn announced meanwhile would be missed).
+      if (seat?.plainFirst && attempts === 1 && result.reason === 'held') continue;
       // Only a waiter not yet sure to hear releases shares the poll rate: one that listens and
       // still polls (its attempt missed replies, so no lease is known) retries at its own pace,
       // as any waiter would after a slow spell.

@@ -74,6 +74,10 @@ interface Line {
 /** How many recent announcement ids a line remembers. */
 const REMEMBERED = 16;
 
+/** How many contended keys a fair queue remembers, and for how long (ms). */
+const REMEMBERED_CONTENDED = 1_024;
+const CONTENDED_FOR_MS = 10_000;
+
 /**
  * Fair hand-off (DESIGN §5.11; docs/fair-hand-off.md): waiters on one key are served in the
  * order they started waiting, across processes, and a release hands the lock to a waiter of its
@@ -93,12 +97,19 @@ const REMEMBERED = 16;
 export class FairQueue {
   private readonly lines = new Map<string, Line>();
   private readonly byLock = new WeakMap<RedlockLock, Line>();
+  /** Keys seen contended lately (monotonic time seen), oldest first: their waiters queue at once. */
+  private readonly contended = new Map<string, number>();
 
   constructor(private readonly parts: FairQueueParts) {}
 
-  /** Whether an acquisition waits in a queue: one key, no fencing token (phase 2 needs its own round). */
-  static eligible(call: Pick<AcquisitionCall, 'keys' | 'fenceKeys'>): boolean {
-    return call.keys.length === 1 && call.fenceKeys === undefined;
+  /**
+   * Whether an acquisition waits in a queue: one key, no fencing token (phase 2 needs its own
+   * round), and a wait to spend (a single attempt, `wait: 0`, has no turn to wait for).
+   */
+  static eligible(
+    call: Pick<AcquisitionCall, 'keys' | 'fenceKeys' | 'giveUpAt' | 'startedAt'>,
+  ): boolean {
+    return call.keys.length === 1 && call.fenceKeys === undefined && call.giveUpAt > call.startedAt;
   }
 
   /** Whether `lock` was taken through a queue (its release hands it on). */
@@ -116,6 +127,7 @@ export class FairQueue {
     }
     let behind = false;
     if (line.holder !== undefined || line.head || line.waiters.length > 0) {
+      this.sawContention(key);
       this.listen(line);
       const outcome = await this.waitInLine(line, call);
       if ('lock' in outcome) return outcome.lock;
@@ -129,11 +141,13 @@ export class FairQueue {
       queued: line.queued,
       behind,
       keepMs: 2 * this.parts.leaseMs + this.parts.retryJitter + 1_000,
+      plainFirst: !line.queued && !this.recentlyContended(key),
     };
     let lock: RedlockLock;
     try {
       lock = await this.parts.loop.acquire({ ...call, seat }, this.strategy(line));
     } catch (error) {
+      this.sawContention(key);
       line.head = false;
       line.queued = true;
       if (error instanceof LockNotAcquiredError) line.reason = error.reason;
@@ -144,6 +158,20 @@ export class FairQueue {
     line.holder = lock;
     this.byLock.set(lock, line);
     return lock;
+  }
+
+  /** Remembers that `key` had waiters (bounded: the oldest entries are forgotten first). */
+  private sawContention(key: string): void {
+    this.contended.delete(key);
+    this.contended.set(key, this.parts.clock.now());
+    if (this.contended.size > REMEMBERED_CONTENDED) {
+      this.contended.delete(this.contended.keys().next().value as string);
+    }
+  }
+
+  private recentlyContended(key: string): boolean {
+    const seen = this.contended.get(key);
+    return seen !== undefined && this.parts.clock.now() - seen < CONTENDED_FOR_MS;
   }
 
   /**
@@ -313,7 +341,10 @@ export class FairQueue {
       listening: () => line.handle?.listening() ?? false,
       sharesPollRate: false,
       attempted: () => undefined,
-      willSleep: () => this.listen(line),
+      willSleep: () => {
+        this.sawContention(line.key);
+        this.listen(line);
+      },
       stop: () => undefined,
     };
   }

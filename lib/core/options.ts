@@ -276,7 +276,7 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
       'needs release notifications (notifications: true): the next waiter is told it is its turn, nobody polls for it',
     );
   }
-  if (Number.isNaN(resolved.handOffLease)) {
+  if (options.handOffLease === undefined) {
     resolved.handOffLease = 2 * resolved.nodeTimeout + resolved.retryDelay;
   } else if (!isPositiveFinite(resolved.handOffLease) || resolved.handOffLease > resolved.ttl) {
     throw new RedlockConfigError(

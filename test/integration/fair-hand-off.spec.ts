@@ -155,4 +155,47 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
     expect(inside.max).toBe(1);
     expect(count).toBe(100);
   });
+
+  it('managers with fairness off on the same key never take a reserved key: one holder, the count exact', async () => {
+    const managers = [
+      fair(),
+      shared.manager({ ttl: 10_000 }),
+      fair(),
+      shared.manager({ ttl: 10_000 }),
+    ];
+    await Promise.all(managers.map((m) => m.ready()));
+    let count = 0;
+    const inside = { now: 0, max: 0 };
+    await Promise.all(
+      Array.from({ length: 60 }, async (_, i) => {
+        const lock = await managers[i % 4].acquire('stock:mixed', { wait: 30_000 });
+        inside.now++;
+        inside.max = Math.max(inside.max, inside.now);
+        const read = count;
+        await delay(1);
+        count = read + 1;
+        inside.now--;
+        await lock.release();
+      }),
+    );
+    expect(inside.max).toBe(1);
+    expect(count).toBe(60);
+  });
+
+  it('a single attempt (wait: 0) on a held key fails as held and joins no queue', async () => {
+    const holder = fair();
+    const other = fair();
+    const lock = await holder.acquire('stock:once');
+    await expect(other.acquire('stock:once', { wait: 0 })).rejects.toMatchObject({
+      reason: 'held',
+    });
+    const clients = shared.fleet.urls().map((url) => rawClient(url));
+    try {
+      const queued = await Promise.all(clients.map((c) => c.exists('redlock:stock:once\0q')));
+      expect(queued).toEqual([0, 0, 0, 0, 0]);
+    } finally {
+      for (const client of clients) client.disconnect();
+    }
+    await lock.release();
+  });
 });

@@ -34,6 +34,13 @@ describe('option validation', () => {
     ['retryJitter', -1],
     ['maxHold', 0],
     ['keyPrefix', 42],
+    ['fairness', 'fifo'],
+    ['fairness', true],
+    ['handOffLease', 0],
+    ['handOffLease', -1],
+    ['handOffLease', NaN],
+    ['handOffLease', Infinity],
+    ['handOffLease', 20_000],
   ])('rejects %s = %p, naming the option and the value', (option, value) => {
     const error = configError(() => new Redlock(nodes, { [option]: value }));
     expect(error.option).toBe(option);
@@ -52,6 +59,14 @@ describe('option validation', () => {
       expect(error.message).toMatch(/at most a quarter of ttl/);
     },
   );
+
+  it("rejects fairness: 'queue' without release notifications: nobody would tell the next waiter", () => {
+    const error = configError(
+      () => new Redlock(nodes, { fairness: 'queue', notifications: false }),
+    );
+    expect(error.option).toBe('fairness');
+    expect(error.message).toMatch(/notifications/);
+  });
 
   it('accepts nodeTimeout of exactly a quarter of the ttl', () => {
     expect(() => new Redlock(nodes, { ttl: 1000, nodeTimeout: 250 })).not.toThrow();
