@@ -88,8 +88,9 @@ export interface AcquisitionParts {
 
 /**
  * How an acquisition waits between attempts (DESIGN §5.2). Side by side: {@link pollWaiting}
- * (notifications off: every retry delay) and {@link notifyWaiting} (release notifications,
- * §5.8); a queue strategy (fair hand-off, §5.11) fits the same shape.
+ * (notifications off: every retry delay), {@link notifyWaiting} (release notifications, §5.8)
+ * and the queue (fair hand-off, §5.11: `FairQueue` in fair-queue.ts passes its line's strategy,
+ * which wakes the head only when its group's turn is announced).
  */
 export interface WaitingStrategy {
   /** Rung to end the current sleep early (a release, a dropped subscription, a drain). */
