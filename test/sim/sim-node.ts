@@ -78,6 +78,14 @@ export interface SimNodeOptions {
    * experiment of issue 9, where a shared owner value across attempts makes this matter.
    */
   readonly ownValueIsFree?: boolean;
+  /**
+   * A hand-made safety mutant of the fair hand-off scripts, for issue 18's revert experiment (the
+   * fair simulation must find each): `handOffWithoutCompare` — HAND_OFF swaps or reserves without
+   * checking that the key still holds the holder's value; `takeHeldAtHead` — ACQUIRE_QUEUED takes
+   * a key held by another owner value when its group is first in the queue; `swapKeepsLease` —
+   * HAND_OFF's swap keeps the old holder's lease instead of a fresh one of the new ttl.
+   */
+  readonly queueMutant?: 'handOffWithoutCompare' | 'takeHeldAtHead' | 'swapKeepsLease';
 }
 
 interface Entry {
@@ -286,9 +294,17 @@ export class SimNode implements RedisNode {
     ttl: number,
     ticket: QueueTicket,
   ): Promise<AcquireReply> {
-    return this.command('acquireQueued', [key], value, () =>
-      acquireQueued(this.scripts, key, queueKey, value, ttl, ticket),
-    );
+    return this.command('acquireQueued', [key], value, () => {
+      if (
+        this.options.queueMutant === 'takeHeldAtHead' &&
+        this.live(key) !== undefined &&
+        this.queues.head(queueKey)?.[0] === ticket.group
+      ) {
+        this.put(key, value, ttl);
+        return { acquired: true };
+      }
+      return acquireQueued(this.scripts, key, queueKey, value, ttl, ticket);
+    });
   }
 
   /** HAND_OFF_SCRIPT (fair hand-off). */
@@ -298,9 +314,24 @@ export class SimNode implements RedisNode {
     value: string,
     request: HandOffRequest,
   ): Promise<HandOffReply> {
-    return this.command('handOff', [key], value, () =>
-      handOff(this.scripts, key, queueKey, value, request),
-    );
+    return this.command('handOff', [key], value, () => {
+      const mutant = this.options.queueMutant;
+      const entry = this.live(key);
+      let scripts = this.scripts;
+      if (mutant === 'handOffWithoutCompare') {
+        scripts = { ...scripts, get: (k) => (k === key ? value : this.scripts.get(k)) };
+      } else if (mutant === 'swapKeepsLease' && entry !== undefined) {
+        const expiresAt = entry.expiresAt;
+        scripts = {
+          ...scripts,
+          set: (k, v, ttl) =>
+            k === key && v === request.next?.value
+              ? this.store.set(k, { value: v, expiresAt })
+              : this.scripts.set(k, v, ttl),
+        };
+      }
+      return handOff(scripts, key, queueKey, value, request);
+    });
   }
 
   /** LEAVE_QUEUE_SCRIPT (fair hand-off). */
