@@ -16,6 +16,27 @@ const seedCount = Number(process.env.SIM_FAIR_SEEDS ?? 400);
 const seedBase = Number(process.env.SIM_SEED_BASE ?? 1);
 
 describe('simulation with fair hand-off (issue 18)', () => {
+  // The revert experiment: each hand-made safety mutant of the fair scripts (sim-node.ts
+  // queueMutant) is found within a few hundred fair seeds (first found at seeds 6, 1 and 211
+  // when written). Taking a reservation named for another group is only unfair, not unsafe: not
+  // a mutant here.
+  it.each([
+    ['handOffWithoutCompare', 6],
+    ['takeHeldAtHead', 1],
+    ['swapKeepsLease', 211],
+  ] as const)(
+    'finds the mutant %s (first at seed %d)',
+    async (queueMutant, firstSeed) => {
+      let found: number | undefined;
+      for (let seed = 1; seed <= firstSeed && found === undefined; seed++) {
+        const result = await simulate(seed, 'safe', { focus: 'fair', queueMutant });
+        if (result.violations.some((v) => v.kind === 'overlap')) found = seed;
+      }
+      expect(found).toBeDefined();
+    },
+    120_000,
+  );
+
   it(`${seedCount} seeds, fair focus: never two valid holders, nothing hangs`, async () => {
     const failing: SimResult[] = [];
     let cycles = 0;
