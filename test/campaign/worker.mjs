@@ -40,6 +40,11 @@ const redlock = new Redlock(nodes, {
   quarantine: config.quarantine,
   logger: quiet,
 });
+// Fair workers: how many locks a release in this process handed straight over (0 attempts).
+let handedOver = 0;
+redlock.on('acquired', (event) => {
+  if (event.attempts === 0) handedOver++;
+});
 const witness = new Redis(config.witness, { maxRetriesPerRequest: 2, lazyConnect: false });
 
 // Entry: refused (-1) when a newer token already entered; else records us as the owner, raises
@@ -200,4 +205,6 @@ async function loop(l) {
 await Promise.all(Array.from({ length: config.loops }, (_, l) => loop(l)));
 await redlock.close();
 await witness.quit();
+if (config.fair)
+  console.log(`  worker ${config.id} (fair): ${handedOver} locks handed over locally`);
 process.exit(0);
