@@ -82,4 +82,7 @@ export type {
   NodeHealthState,
   KeyState,
   NodeHealth,
+  QueueTicket,
+  HandOffRequest,
+  HandOffReply,
 } from './core';

@@ -201,6 +201,17 @@ export class FairQueue {
     if (lock.lostReason === undefined && line.holder === undefined && !line.head) {
       next = line.waiters.shift();
     }
+    // The successor's lease is counted only where the horizon covers it (DESIGN §5.7). When the
+    // horizon must be recorded first, no swap: waiting for that round as well would make this
+    // release last longer than one round (§5.3; the fair simulation found releases of up to
+    // three rounds: cover, swap, the failed swap's cleanup). The key is handed on as with no
+    // local waiter, and the waiter attempts as the line's head (its attempt covers itself).
+    const covering = next === undefined ? undefined : this.parts.cover(next.call.settings.ttl);
+    if (covering !== undefined && next !== undefined) {
+      covering.catch(() => undefined);
+      line.waiters.unshift(next);
+      next = undefined;
+    }
     if (next === undefined) {
       await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
         handOff(node, line, lock.value, { group: line.group, leaseMs, announce }),
@@ -208,11 +219,9 @@ export class FairQueue {
       if (!line.head && line.holder === undefined) this.next(line, false);
       return;
     }
-    // The successor's lease is counted only where the horizon covers it (DESIGN §5.7).
     const { call } = next;
+    const waiter = next;
     line.head = true;
-    const covering = this.parts.cover(call.settings.ttl);
-    if (covering !== undefined) await covering;
     const value = newOwnerValue();
     const announce = round.notify ? newReleaseId() : undefined;
     let reserved = 0;
@@ -222,7 +231,7 @@ export class FairQueue {
       leaseMs,
       announce,
     };
-    const result = await acquireRound(
+    const handing = acquireRound(
       round,
       lock.keys,
       value,
@@ -236,7 +245,30 @@ export class FairQueue {
           ? { acquired: true }
           : { acquired: false, pttl: reply === 'reserved' ? leaseMs : 0 };
       },
-    );
+    ).then((result) => this.handed(line, waiter, value, result, reserved >= round.quorum));
+    // The release itself is one round (§5.3): the caller waits for the swap round at most
+    // `nodeTimeout`, never for a failed swap's cleanup, which is the successor's business.
+    let timer: ClockTimer | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = clock.setTimer(resolve, round.nodeTimeout);
+    });
+    try {
+      await Promise.race([handing, bound]);
+    } finally {
+      clock.clearTimer(timer);
+      handing.catch((error: unknown) => waiter.settle({ error }));
+    }
+  }
+
+  /** The end of a hand-off to `next`: the lock handed over, or `next` attempts as the head. */
+  private handed(
+    line: Line,
+    next: LocalWaiter,
+    value: string,
+    result: Awaited<ReturnType<typeof acquireRound>>,
+    reservedAtQuorum: boolean,
+  ): void {
+    const { call } = next;
     line.head = false;
     if (result.acquired) {
       const handed = this.parts.hold(call, value, result);
@@ -250,7 +282,7 @@ export class FairQueue {
     // after sleeping until its group's turn when a quorum reserved the key for another group.
     line.queued = true;
     line.waiters.unshift(next);
-    this.next(line, reserved >= round.quorum);
+    this.next(line, reservedAtQuorum);
   }
 
   /** Every local waiter gives up (the lock manager drains); heads are ended by the loop. */

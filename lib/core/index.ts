@@ -25,6 +25,9 @@ export {
   type StandingKeys,
   type KeyState,
   type NodeHealth,
+  type QueueTicket,
+  type HandOffRequest,
+  type HandOffReply,
 } from './node';
 export { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 export { NodeRedisNode, type NodeRedisClient } from './node-redis-node';

@@ -1,4 +1,14 @@
-import type { AcquireReply, KeyState, NodeStanding, RedisNode, ServerInfo } from 'nestjs-redlock';
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  KeyState,
+  NodeStanding,
+  QueueTicket,
+  RedisNode,
+  ServerInfo,
+} from 'nestjs-redlock';
+import { acquireQueued, handOff, leaveQueue, SortedSets, type ScriptStore } from './queue-scripts';
 
 interface Entry {
   value: string;
@@ -17,6 +27,23 @@ export class InMemoryRedisNode implements RedisNode {
   readonly name: string;
   private readonly keys = new Map<string, Entry>();
   private readonly fences = new Map<string, number>();
+  /** Fair hand-off's queues (`fairness: 'queue'`), with the scripts' semantics. */
+  private readonly queues = new SortedSets(() => performance.now());
+  /** The scripts' view of this node; nobody subscribes in one process, so PUBLISH goes nowhere. */
+  private readonly scripts: ScriptStore = {
+    get: (key) => this.live(key, performance.now())?.value,
+    pttl: (key) => {
+      const now = performance.now();
+      const entry = this.live(key, now);
+      return entry === undefined ? -2 : Math.ceil(entry.expiresAt - now);
+    },
+    set: (key, value, ttl) => this.keys.set(key, { value, expiresAt: performance.now() + ttl }),
+    del: (key) => this.keys.delete(key),
+    // Queue scores only need a clock that never goes back.
+    serverNow: () => performance.now(),
+    queues: this.queues,
+    publish: () => undefined,
+  };
 
   /**
    * One process's memory, never restarted under a lock: it reads as a durable server, so the
@@ -91,6 +118,29 @@ export class InMemoryRedisNode implements RedisNode {
     return deleted;
   }
 
+  async acquireQueued(
+    key: string,
+    queueKey: string,
+    value: string,
+    ttl: number,
+    ticket: QueueTicket,
+  ): Promise<AcquireReply> {
+    return acquireQueued(this.scripts, key, queueKey, value, ttl, ticket);
+  }
+
+  async handOff(
+    key: string,
+    queueKey: string,
+    value: string,
+    request: HandOffRequest,
+  ): Promise<HandOffReply> {
+    return handOff(this.scripts, key, queueKey, value, request);
+  }
+
+  async leaveQueue(queueKey: string, group: string): Promise<void> {
+    leaveQueue(this.scripts, queueKey, group);
+  }
+
   async whenReady(): Promise<void> {}
 
   /** Always answers: the node is this process's memory (`health()` reports it up). */
@@ -120,6 +170,7 @@ export class InMemoryRedisNode implements RedisNode {
   clear(): void {
     this.keys.clear();
     this.fences.clear();
+    this.queues.clear();
   }
 
   private live(key: string, now: number): Entry | undefined {

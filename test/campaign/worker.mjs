@@ -33,9 +33,17 @@ const redlock = new Redlock(nodes, {
   nodeTimeout: config.nodeTimeout,
   retryDelay: 20,
   retryJitter: 30,
-  fencing: true,
+  // A fenced lock never waits in a fair queue (fair-queue.ts eligible): fair workers take none,
+  // and the witness checks them by owner instead of by token.
+  fencing: !config.fair,
+  ...(config.fair ? { fairness: 'queue' } : {}),
   quarantine: config.quarantine,
   logger: quiet,
+});
+// Fair workers: how many locks a release in this process handed straight over (0 attempts).
+let handedOver = 0;
+redlock.on('acquired', (event) => {
+  if (event.attempts === 0) handedOver++;
 });
 const witness = new Redis(config.witness, { maxRetriesPerRequest: 2, lazyConnect: false });
 
@@ -44,11 +52,12 @@ const witness = new Redis(config.witness, { maxRetriesPerRequest: 2, lazyConnect
 witness.defineCommand('enter', {
   lua: `
 for i = 1, #KEYS do
-  if tonumber(ARGV[2]) < tonumber(redis.call('HGET', KEYS[i], 'token') or '0') then return -1 end
+  if ARGV[2] ~= '' and tonumber(ARGV[2]) < tonumber(redis.call('HGET', KEYS[i], 'token') or '0') then return -1 end
 end
 local counts = {}
 for i = 1, #KEYS do
-  redis.call('HSET', KEYS[i], 'token', ARGV[2], 'owner', ARGV[1])
+  if ARGV[2] ~= '' then redis.call('HSET', KEYS[i], 'token', ARGV[2]) end
+  redis.call('HSET', KEYS[i], 'owner', ARGV[1])
   counts[i] = tonumber(redis.call('HGET', KEYS[i], 'count') or '0')
 end
 return counts`,
@@ -59,8 +68,12 @@ witness.defineCommand('leave', {
   lua: `
 local stale, intruder = 0, 0
 for i = 1, #KEYS do
-  if tonumber(ARGV[2]) < tonumber(redis.call('HGET', KEYS[i], 'token') or '0') then stale = 1 end
-  if redis.call('HGET', KEYS[i], 'owner') ~= ARGV[1] then intruder = 1 end
+  if ARGV[2] ~= '' and tonumber(ARGV[2]) < tonumber(redis.call('HGET', KEYS[i], 'token') or '0') then stale = 1 end
+  if redis.call('HGET', KEYS[i], 'owner') ~= ARGV[1] then
+    intruder = 1
+    -- Without a token (fair workers), a write is fenced by owner: not after someone else entered.
+    if ARGV[2] == '' then stale = 1 end
+  end
 end
 if stale == 1 then return {0, intruder} end
 for i = 1, #KEYS do redis.call('HSET', KEYS[i], 'count', ARGV[2 + i]) end
@@ -101,7 +114,12 @@ async function hold(lock, rec, longSection) {
   try {
     lock.throwIfExpired();
     sample();
-    const counts = await witness.enter(keys.length, ...keys, owner, String(lock.fencingToken));
+    const counts = await witness.enter(
+      keys.length,
+      ...keys,
+      owner,
+      String(lock.fencingToken ?? ''),
+    );
     if (counts === -1) {
       rec.enter = 'fenced';
       return;
@@ -126,7 +144,7 @@ async function hold(lock, rec, longSection) {
       keys.length,
       ...keys,
       owner,
-      String(lock.fencingToken),
+      String(lock.fencingToken ?? ''),
       ...counts.map((c) => c + 1),
     );
     // An intruder seen while we are still valid entered while we held the lock: a violation
@@ -187,4 +205,6 @@ async function loop(l) {
 await Promise.all(Array.from({ length: config.loops }, (_, l) => loop(l)));
 await redlock.close();
 await witness.quit();
+if (config.fair)
+  console.log(`  worker ${config.id} (fair): ${handedOver} locks handed over locally`);
 process.exit(0);

@@ -54,6 +54,10 @@ export class HealthNode extends SimNode {
     }
     return released;
   }
+  /** Messages of the fair hand-off's scripts (HAND_OFF, ACQUIRE_QUEUED) reach subscribers too. */
+  protected override publish(channel: string, message: string): void {
+    for (const notify of this.subscribers.get(channel) ?? []) notify(message);
+  }
   override ping(): Promise<void> {
     return this.answer(() => undefined);
   }

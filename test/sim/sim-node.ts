@@ -1,4 +1,18 @@
-import type { AcquireReply, RedisNode, ServerInfo } from '../../lib';
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  QueueTicket,
+  RedisNode,
+  ServerInfo,
+} from '../../lib';
+import {
+  acquireQueued,
+  handOff,
+  leaveQueue,
+  SortedSets,
+  type ScriptStore,
+} from '../../lib/testing/queue-scripts';
 
 /** Where a node keeps its standing (lib/core/node.ts StandingKeys, repeated structurally). */
 interface StandingKeys {
@@ -17,7 +31,17 @@ import type { VirtualClock } from './virtual-clock';
 
 /** The operations of the node port. */
 export type SimOp =
-  'acquire' | 'extend' | 'release' | 'fence' | 'horizon' | 'standing' | 'admit' | 'ping';
+  | 'acquire'
+  | 'extend'
+  | 'release'
+  | 'fence'
+  | 'horizon'
+  | 'standing'
+  | 'admit'
+  | 'ping'
+  | 'acquireQueued'
+  | 'handOff'
+  | 'leaveQueue';
 
 /** What happens to one command on its way to the node and back. */
 export interface SimFault {
@@ -54,6 +78,14 @@ export interface SimNodeOptions {
    * experiment of issue 9, where a shared owner value across attempts makes this matter.
    */
   readonly ownValueIsFree?: boolean;
+  /**
+   * A hand-made safety mutant of the fair hand-off scripts, for issue 18's revert experiment (the
+   * fair simulation must find each): `handOffWithoutCompare` — HAND_OFF swaps or reserves without
+   * checking that the key still holds the holder's value; `takeHeldAtHead` — ACQUIRE_QUEUED takes
+   * a key held by another owner value when its group is first in the queue; `swapKeepsLease` —
+   * HAND_OFF's swap keeps the old holder's lease instead of a fresh one of the new ttl.
+   */
+  readonly queueMutant?: 'handOffWithoutCompare' | 'takeHeldAtHead' | 'swapKeepsLease';
 }
 
 interface Entry {
@@ -100,7 +132,14 @@ export class SimNode implements RedisNode {
     standing: 0,
     admit: 0,
     ping: 0,
+    acquireQueued: 0,
+    handOff: 0,
+    leaveQueue: 0,
   };
+  /** Fair hand-off's queues (sorted sets with expiry on the virtual clock). */
+  readonly queues: SortedSets;
+  /** The fair hand-off scripts' view of this node (lib/testing/queue-scripts.ts). */
+  private readonly scripts: ScriptStore;
   /** Fence counters and floors (they do not expire here). */
   readonly counters = new Map<string, number>();
   /** Lease horizons (server ms), by key. */
@@ -121,6 +160,25 @@ export class SimNode implements RedisNode {
   ) {
     // A server that has been up a day, without persistence, until a test says otherwise.
     this.serverInfo = { runId: `${name}#0`, uptimeSeconds: 86_400, durable: false };
+    this.queues = new SortedSets(() => this.clock.now());
+    this.scripts = {
+      get: (key) => this.live(key)?.value,
+      pttl: (key) => this.pttlOf(key),
+      set: (key, value, ttl) => this.put(key, value, ttl),
+      del: (key) => this.store.delete(key),
+      serverNow: () => this.serverNow(),
+      queues: this.queues,
+      publish: (channel, message) => this.publish(channel, message),
+    };
+  }
+
+  /**
+   * PUBLISH from a script, in the instant it is applied. A SimNode has no subscribers; a node
+   * with pub/sub (PubSubSimNode, HealthNode) delivers it.
+   */
+  protected publish(channel: string, message: string): void {
+    void channel;
+    void message;
   }
 
   /**
@@ -153,6 +211,7 @@ export class SimNode implements RedisNode {
   /** Loses every key (a restart without persistence). */
   wipe(): void {
     this.store.clear();
+    this.queues.clear();
     this.counters.clear();
     this.meta.clear();
     this.stamps.clear();
@@ -212,17 +271,74 @@ export class SimNode implements RedisNode {
     });
   }
 
-  release(keys: readonly string[], value: string): Promise<number> {
+  release(keys: readonly string[], value: string, announce?: string): Promise<number> {
     return this.command('release', keys, value, () => {
       let released = 0;
       for (const key of keys) {
         if (this.live(key)?.value === value) {
           this.store.delete(key);
           released++;
+          // As RELEASE_SCRIPT: each deleted key announced on its own channel.
+          if (announce !== undefined && announce !== '') this.publish(key, announce);
         }
       }
       return released;
     });
+  }
+
+  /** ACQUIRE_QUEUED_SCRIPT (fair hand-off). */
+  acquireQueued(
+    key: string,
+    queueKey: string,
+    value: string,
+    ttl: number,
+    ticket: QueueTicket,
+  ): Promise<AcquireReply> {
+    return this.command('acquireQueued', [key], value, () => {
+      if (
+        this.options.queueMutant === 'takeHeldAtHead' &&
+        this.live(key) !== undefined &&
+        this.queues.head(queueKey)?.[0] === ticket.group
+      ) {
+        this.put(key, value, ttl);
+        return { acquired: true };
+      }
+      return acquireQueued(this.scripts, key, queueKey, value, ttl, ticket);
+    });
+  }
+
+  /** HAND_OFF_SCRIPT (fair hand-off). */
+  handOff(
+    key: string,
+    queueKey: string,
+    value: string,
+    request: HandOffRequest,
+  ): Promise<HandOffReply> {
+    return this.command('handOff', [key], value, () => {
+      const mutant = this.options.queueMutant;
+      const entry = this.live(key);
+      let scripts = this.scripts;
+      if (mutant === 'handOffWithoutCompare') {
+        scripts = { ...scripts, get: (k) => (k === key ? value : this.scripts.get(k)) };
+      } else if (mutant === 'swapKeepsLease' && entry !== undefined) {
+        const expiresAt = entry.expiresAt;
+        scripts = {
+          ...scripts,
+          set: (k, v, ttl) =>
+            k === key && v === request.next?.value
+              ? this.store.set(k, { value: v, expiresAt })
+              : this.scripts.set(k, v, ttl),
+        };
+      }
+      return handOff(scripts, key, queueKey, value, request);
+    });
+  }
+
+  /** LEAVE_QUEUE_SCRIPT (fair hand-off). */
+  leaveQueue(queueKey: string, group: string): Promise<void> {
+    return this.command('leaveQueue', [queueKey], group, () =>
+      leaveQueue(this.scripts, queueKey, group),
+    );
   }
 
   /** HORIZON_SCRIPT: raises the horizon to the server's time + window. */
@@ -345,6 +461,60 @@ export class SimNode implements RedisNode {
     if (!ms) action();
     else this.clock.setTimer(action, ms);
   }
+}
+
+/** When and how often one published message reaches one subscriber: delays in virtual ms. */
+export type SimDelivery = (channel: string, message: string) => readonly number[];
+
+/**
+ * A {@link SimNode} with pub/sub: a message a script publishes reaches each subscriber of its
+ * channel after the delays `delivery` gives (default: once, in the next step) — none (dropped),
+ * several (duplicated), or different per message (reordered). A restart drops every subscriber
+ * connection: each is told of the gap (its waiters poll again) and stays subscribed (the adapter
+ * re-subscribes on reconnect).
+ */
+export class PubSubSimNode extends SimNode {
+  private readonly subscribers = new Map<string, Set<Subscriber>>();
+  delivery?: SimDelivery;
+
+  subscribe(
+    channel: string,
+    onMessage: (id: string) => void,
+    onGap?: () => void,
+    onConfirmed?: () => void,
+  ): () => void {
+    let set = this.subscribers.get(channel);
+    if (set === undefined) this.subscribers.set(channel, (set = new Set()));
+    const subscriber: Subscriber = { onMessage, onGap };
+    set.add(subscriber);
+    if (onConfirmed !== undefined) this.clock.setTimer(onConfirmed, 0);
+    return () => {
+      set.delete(subscriber);
+      if (set.size === 0) this.subscribers.delete(channel);
+    };
+  }
+
+  listening(channel: string): boolean {
+    return this.subscribers.has(channel) && !this.isDown;
+  }
+
+  override crash(loseData: boolean): void {
+    super.crash(loseData);
+    for (const set of this.subscribers.values()) for (const s of set) s.onGap?.();
+  }
+
+  protected override publish(channel: string, message: string): void {
+    for (const subscriber of this.subscribers.get(channel) ?? []) {
+      for (const delay of this.delivery?.(channel, message) ?? [0]) {
+        this.clock.setTimer(() => subscriber.onMessage(message), delay);
+      }
+    }
+  }
+}
+
+interface Subscriber {
+  readonly onMessage: (message: string) => void;
+  readonly onGap?: () => void;
 }
 
 /** `count` simulated nodes s0…s(count-1) on one virtual clock. */

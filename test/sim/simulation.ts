@@ -7,7 +7,7 @@ import {
   type RedlockOptions,
 } from '../../lib';
 import { SeededRandom } from './random';
-import { simNodes, type SimFault } from './sim-node';
+import { PubSubSimNode, type SimFault, type SimNodeOptions } from './sim-node';
 import { VirtualClock } from './virtual-clock';
 
 /**
@@ -56,9 +56,15 @@ export interface SimResult {
  *   in a fleet that is itself young;
  * - `extension`: leases lengthened by `extend()` past the ttl, then restarts;
  * - `clock-skew`: node clocks hours apart, counters lost on restart (fencing always on).
- * Unset: each seed draws every configuration at random.
+ * - `fair`: fair hand-off (DESIGN §5.11, issue 18): most lock managers wait in the nodes' queues
+ *   (`fairness: 'queue'`, several clients per manager so that a release hands the lock to a
+ *   waiter of its own process), beside managers with fairness off on the same keys; one hot
+ *   resource; the queue nemesis (queues dropped, dead groups put at their head, keys reserved
+ *   for a dead group) and release messages dropped, duplicated, delayed and reordered.
+ * Unset: each seed draws every configuration at random (fairness too, per manager).
  */
-export type SimFocus = 'durable-mix' | 'info-failure' | 'late-client' | 'extension' | 'clock-skew';
+export type SimFocus =
+  'durable-mix' | 'info-failure' | 'late-client' | 'extension' | 'clock-skew' | 'fair';
 
 /** Extra knobs, for replays and the revert experiment. */
 export interface SimOptions {
@@ -68,6 +74,8 @@ export interface SimOptions {
   readonly trace?: boolean;
   /** SimNode models the pre-fix acquire script (own value counts as free). */
   readonly ownValueIsFree?: boolean;
+  /** Mutants of the nodes' fair hand-off scripts, for the revert experiment (sim-node.ts). */
+  readonly queueMutant?: SimNodeOptions['queueMutant'];
 }
 
 const RESOURCES = ['a', 'b', 'c'] as const;
@@ -131,7 +139,14 @@ async function run(
   const focus = options.focus;
   const is = (f: SimFocus) => focus === f || (focus === undefined && rng.chance(0.3));
   const nodeCount = rng.pick([3, 5, 5]);
-  const nodes = simNodes(nodeCount, clock, { ownValueIsFree: options.ownValueIsFree });
+  const nodes = Array.from(
+    { length: nodeCount },
+    (_, i) =>
+      new PubSubSimNode(`s${i}`, clock, {
+        ownValueIsFree: options.ownValueIsFree,
+        queueMutant: options.queueMutant,
+      }),
+  );
   const mixed = is('durable-mix');
   const durable = nodes.map(() => mixed && rng.chance(0.5));
   // The one case outside the guarantee (DESIGN §5.7): a majority of the nodes losing their data
@@ -184,15 +199,40 @@ async function run(
   };
   const faultRate = rng.pick([0, 0.05, 0.15, 0.3, 0.5]);
   const pauseRate = rng.pick([0, 0.05, 0.2]);
-  const horizon = ttl * rng.int(3, 8);
-  const clientCount = rng.int(2, 4);
+  const horizon = ttl * (focus === 'fair' ? rng.int(6, 14) : rng.int(3, 8));
+  // Fair hand-off: which lock managers wait in the nodes' queues (the others, on the same keys,
+  // contend as before, with or without release notifications). Clients share a manager, so that
+  // a release can hand the lock to a waiter of its own process.
+  const fair = is('fair');
+  const clientCount = fair && focus === 'fair' ? rng.int(3, 6) : rng.int(2, 4);
+  const managerCount = fair ? rng.int(Math.ceil(clientCount / 2), clientCount) : clientCount;
+  const managerOfClient = Array.from({ length: clientCount }, (_, c) =>
+    c < managerCount ? c : rng.int(0, managerCount - 1),
+  );
+  const fairManager = Array.from(
+    { length: managerCount },
+    (_, m) => fair && (m === 0 || rng.chance(focus === 'fair' ? 0.7 : 0.5)),
+  );
+  const notifying = fairManager.map((on) => on || (fair && rng.chance(0.5)));
+  const handOffLease = rng.chance(0.5)
+    ? undefined
+    : rng.int(nodeTimeout, Math.max(nodeTimeout, Math.floor(ttl / 2)));
+  // Hot: one resource most of the time, so that waiters queue.
+  const hot = fair && focus === 'fair';
+  const messageFaultRate = fair ? rng.pick([0, 0.1, 0.3]) : 0;
+  const queueNemesis = fair ? rng.int(focus === 'fair' ? 2 : 0, 8) : 0;
   const params =
     `mode=${mode} focus=${focus ?? 'any'} nodes=${nodeCount} durable=[${durable.map(Number).join('')}] ` +
     `mayLoseData=[${mayLoseData.map(Number).join('')}] refusesInfo=[${refusesInfo.map(Number).join('')}] ` +
     `young=${youngFleet} lateClients=${lateClients} extending=${extending} skewed=${skewed} clients=${clientCount} ` +
     `ttl=${ttl} nodeTimeout=${nodeTimeout} retryDelay=${settings.retryDelay} ` +
     `retryJitter=${settings.retryJitter} fencing=${settings.fencing} quarantine=${settings.quarantine} ` +
-    `faultRate=${faultRate} pauseRate=${pauseRate} horizon=${horizon}`;
+    `faultRate=${faultRate} pauseRate=${pauseRate} horizon=${horizon}` +
+    (fair
+      ? ` fair=[${fairManager.map(Number).join('')}] notifying=[${notifying.map(Number).join('')}] ` +
+        `managerOfClient=[${managerOfClient.join('')}] handOffLease=${handOffLease ?? 'default'} ` +
+        `messageFaultRate=${messageFaultRate} queueNemesis=${queueNemesis}`
+      : '');
   log?.(params);
 
   // Pauses injected so far (virtual ms during which no process ran): each operation's time
@@ -216,8 +256,9 @@ async function run(
 
   // A focused run has a laggard: a node that never loses data but often answers acquisitions
   // too late, so locks often sit on exactly a quorum — the shape every restart hole needs.
-  const laggard =
-    focus !== undefined ? nodes.findIndex((_, n) => !mayLoseData[n] && !refusesInfo[n]) : -1;
+  // (The fair focus is about contention, not restart holes: no laggard, no aimed restarts.)
+  const restartFocus = focus !== undefined && focus !== 'fair';
+  const laggard = restartFocus ? nodes.findIndex((_, n) => !mayLoseData[n] && !refusesInfo[n]) : -1;
   // Node faults, per command.
   const pausedUntil = nodes.map(() => 0);
   const down = nodes.map(() => false);
@@ -227,7 +268,7 @@ async function run(
         count('refused');
         return { error: new Error(`${node.name}: ECONNREFUSED`) };
       }
-      if (i === laggard && op === 'acquire' && rng.chance(0.5)) {
+      if (i === laggard && (op === 'acquire' || op === 'acquireQueued') && rng.chance(0.5)) {
         // Its grant arrives after the round decided: the lock sits on the others only.
         count('laggard');
         return { applyDelay: nodeTimeout * 2 };
@@ -313,7 +354,7 @@ async function run(
    * A focused run's aimed restarts: right after a grant, a node that holds the new lock's key
    * and may lose data is restarted — the moment every restart hole needs. A few per seed.
    */
-  let aimedLeft = focus !== undefined ? rng.int(1, 4) : 0;
+  let aimedLeft = restartFocus ? rng.int(1, 4) : 0;
   const aimAt = (lock: Lock) => {
     if (aimedLeft <= 0 || !rng.chance(0.5)) return;
     const holders = nodes
@@ -334,8 +375,8 @@ async function run(
   // A focused run restarts more often, and aims: a restart of a node that may lose data, when
   // it holds a lock key, is what each configuration's hole needs.
   const nemesisEvents =
-    mode === 'restart-without-quarantine' || focus !== undefined ? rng.int(4, 10) : rng.int(0, 6);
-  const aimed = focus !== undefined;
+    mode === 'restart-without-quarantine' || restartFocus ? rng.int(4, 10) : rng.int(0, 6);
+  const aimed = restartFocus;
   for (let e = 0; e < nemesisEvents; e++) {
     const at = rng.between(0, horizon);
     const losers = nodes.map((_, n) => n).filter((n) => mayLoseData[n] && !durable[n]);
@@ -358,6 +399,59 @@ async function run(
     if (mode === 'safe' && loseData && !mayLoseData[i]) continue;
     clock.setTimer(() => restart(i), at);
   }
+  // The queue nemesis (fair hand-off): whatever a node's queue says, or which group a message
+  // names, the key is taken only through the scripts' compare, counted at quorum.
+  let deadGroups = 0;
+  for (let e = 0; e < queueNemesis; e++) {
+    clock.setTimer(
+      () => {
+        const i = rng.int(0, nodeCount - 1);
+        const node = nodes[i];
+        const key = `redlock:${hot && rng.chance(0.7) ? 'a' : rng.pick(RESOURCES)}`;
+        const queueKey = `${key}\0q`;
+        const kind = rng.pick(['dropQueue', 'deadHead', 'deadHead', 'deadReservation'] as const);
+        count(kind);
+        log?.(`${node.name}: queue nemesis ${kind} on ${key}`);
+        const dead = `dead${deadGroups++}`;
+        switch (kind) {
+          case 'dropQueue':
+            // A queue lost (a restart, an eviction): its groups wait as in plain contention.
+            node.queues.drop(queueKey);
+            break;
+          case 'deadHead':
+            // A group that died while queued, older than every live one: the next release
+            // reserves the key for it, and nobody claims it.
+            node.queues.add(queueKey, dead, Math.floor(node.serverNow()) - 10 * ttl);
+            if (node.queues.pttl(queueKey) < 2 * ttl) node.queues.pexpire(queueKey, 2 * ttl);
+            break;
+          case 'deadReservation':
+            // A reservation for a dead group on a free key (as if a holder reserved it for
+            // one): to every live group, a key that is held.
+            if (node.valueAt(key) === undefined) node.put(key, `\0r${dead}`, rng.between(1, ttl));
+            break;
+        }
+      },
+      rng.between(0, horizon),
+    );
+  }
+  // Release messages (pub/sub): dropped, duplicated (also much later: a stale announcement),
+  // delayed past later ones (reordered).
+  nodes.forEach((node) => {
+    node.delivery = () => {
+      const base = rng.chance(0.5) ? 0 : rng.between(0, nodeTimeout * 0.3);
+      if (!rng.chance(messageFaultRate)) return [base];
+      const kind = rng.pick(['dropMessage', 'duplicateMessage', 'delayMessage'] as const);
+      count(kind);
+      switch (kind) {
+        case 'dropMessage':
+          return [];
+        case 'duplicateMessage':
+          return [base, base + rng.between(0, 2 * ttl)];
+        case 'delayMessage':
+          return [base + rng.between(nodeTimeout, 3 * nodeTimeout)];
+      }
+    };
+  });
   // The clients; with late clients, some lock managers start only later in the run (after
   // restarts they never saw).
   const startAt = Array.from({ length: clientCount }, (_, c) =>
@@ -365,11 +459,23 @@ async function run(
   );
   const managers: Redlock[] = [];
   const firstCall = startAt.map(() => true);
-  const managerOf = (c: number): Redlock =>
-    (managers[c] ??=
-      mode === 'quorum-of-one' && c === 0
-        ? new Redlock([nodes[0]], { ...settings, quarantine: false })
-        : new Redlock(nodes, settings));
+  /** A fair manager takes no fencing tokens (a fenced lock never waits in a queue). */
+  const fenced = (m: number) => Boolean(settings.fencing) && !fairManager[m];
+  const managerOf = (c: number): Redlock => {
+    const m = managerOfClient[c];
+    const own: RedlockOptions = fair
+      ? {
+          ...settings,
+          fencing: fenced(m),
+          notifications: notifying[m],
+          ...(fairManager[m] ? { fairness: 'queue' as const, handOffLease } : {}),
+        }
+      : settings;
+    return (managers[m] ??=
+      mode === 'quorum-of-one' && m === 0
+        ? new Redlock([nodes[0]], { ...own, quarantine: false })
+        : new Redlock(nodes, own));
+  };
   const beliefs: Belief[] = [];
   const reported = new Set<string>();
   const lastToken = new Map<string, number>();
@@ -409,7 +515,7 @@ async function run(
   const hold = async (client: number, lock: Lock, manager: Redlock, nested: boolean) => {
     const id = nextId++;
     cycles++;
-    if (settings.fencing) {
+    if (fenced(managerOfClient[client])) {
       const token = lock.fencingToken;
       if (token === undefined) violate('token', `lock #${id} of client ${client} has no token`);
       else {
@@ -477,7 +583,7 @@ async function run(
       const resources =
         kind === 'multi'
           ? RESOURCES.filter(() => rng.chance(0.6)).concat(rng.pick(RESOURCES))
-          : [rng.pick(RESOURCES)];
+          : [hot && rng.chance(0.8) ? 'a' : rng.pick(RESOURCES)];
       const wait = rng.pick([0, ttl / 2, 2 * ttl]);
       const startedAt = clock.now();
       const pausedAtStart = paused;

@@ -1,4 +1,19 @@
-import type { AcquireReply, NodeStanding, RedisNode, ServerInfo } from '../../lib/core/node';
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  NodeStanding,
+  QueueTicket,
+  RedisNode,
+  ServerInfo,
+} from '../../lib/core/node';
+import {
+  acquireQueued,
+  handOff,
+  leaveQueue,
+  SortedSets,
+  type ScriptStore,
+} from '../../lib/testing/queue-scripts';
 
 /**
  * An in-memory RedisNode for unit tests of pure control flow (validation, decisions) where a
@@ -8,7 +23,29 @@ import type { AcquireReply, NodeStanding, RedisNode, ServerInfo } from '../../li
 export class MemoryNode implements RedisNode {
   readonly store = new Map<string, string>();
   /** Calls made, by operation. */
-  readonly calls = { acquire: 0, extend: 0, release: 0 };
+  readonly calls = {
+    acquire: 0,
+    extend: 0,
+    release: 0,
+    acquireQueued: 0,
+    handOff: 0,
+    leaveQueue: 0,
+  };
+  /** Fair hand-off's queues; they expire on `queueClock` (ms), which a test may move. */
+  queueClock = 0;
+  readonly queues = new SortedSets(() => this.queueClock);
+  /** Messages the fair hand-off's scripts published, in order: [channel, message]. */
+  readonly published: [string, string][] = [];
+  /** The scripts' view: keys without leases (PTTL 1000, as `acquire` reports), TIME = queueClock. */
+  private readonly scripts: ScriptStore = {
+    get: (key) => this.store.get(key),
+    pttl: (key) => (this.store.has(key) ? 1000 : -2),
+    set: (key, value) => this.store.set(key, value),
+    del: (key) => this.store.delete(key),
+    serverNow: () => this.queueClock,
+    queues: this.queues,
+    publish: (channel, message) => this.published.push([channel, message]),
+  };
   /** When set, every operation waits for this before answering. */
   gate?: Promise<void>;
   /** When set, every operation fails with this. */
@@ -49,6 +86,35 @@ export class MemoryNode implements RedisNode {
     let n = 0;
     for (const k of keys) if (this.store.get(k) === value && this.store.delete(k)) n++;
     return n;
+  }
+
+  async acquireQueued(
+    key: string,
+    queueKey: string,
+    value: string,
+    ttl: number,
+    ticket: QueueTicket,
+  ): Promise<AcquireReply> {
+    this.calls.acquireQueued++;
+    await this.answer();
+    return acquireQueued(this.scripts, key, queueKey, value, ttl, ticket);
+  }
+
+  async handOff(
+    key: string,
+    queueKey: string,
+    value: string,
+    request: HandOffRequest,
+  ): Promise<HandOffReply> {
+    this.calls.handOff++;
+    await this.answer();
+    return handOff(this.scripts, key, queueKey, value, request);
+  }
+
+  async leaveQueue(queueKey: string, group: string): Promise<void> {
+    this.calls.leaveQueue++;
+    await this.answer();
+    leaveQueue(this.scripts, queueKey, group);
   }
 
   async whenReady(): Promise<void> {}

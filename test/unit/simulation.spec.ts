@@ -1,4 +1,10 @@
-import { simulate, type SimFocus, type SimMode, type SimResult } from '../sim/simulation';
+import {
+  simulate,
+  type SimFocus,
+  type SimMode,
+  type SimOptions,
+  type SimResult,
+} from '../sim/simulation';
 
 /**
  * Issue 9 item 3: the deterministic simulation of the core. Thousands of seeds, each a
@@ -19,12 +25,15 @@ const seedBase = Number(process.env.SIM_SEED_BASE ?? 1);
 const ownValueIsFree = process.env.SIM_OWN_VALUE_IS_FREE === '1';
 // Issue 16's revert experiment: bias every seed toward one configuration (simulation.ts SimFocus).
 const focus = process.env.SIM_FOCUS as SimFocus | undefined;
+// Issue 18's revert experiment: a hand-made safety mutant of the fair hand-off scripts in SimNode.
+const queueMutant = process.env.SIM_QUEUE_MUTANT as SimOptions['queueMutant'];
 
 function describeFailure(result: SimResult): string {
   const replayMode =
     (result.mode === 'safe' ? '' : `SIM_MODE=${result.mode} `) +
     (ownValueIsFree ? 'SIM_OWN_VALUE_IS_FREE=1 ' : '') +
-    (focus ? `SIM_FOCUS=${focus} ` : '');
+    (focus ? `SIM_FOCUS=${focus} ` : '') +
+    (queueMutant ? `SIM_QUEUE_MUTANT=${queueMutant} ` : '');
   return [
     `seed ${result.seed} failed (${result.params}):`,
     ...result.violations.slice(0, 5).map((v) => `  t=${v.at.toFixed(3)} ${v.kind}: ${v.detail}`),
@@ -36,7 +45,7 @@ async function runSeeds(mode: SimMode, from: number, count: number) {
   const results: SimResult[] = [];
   let failing = 0;
   for (let seed = from; seed < from + count; seed++) {
-    const result = await simulate(seed, mode, { ownValueIsFree, focus });
+    const result = await simulate(seed, mode, { ownValueIsFree, focus, queueMutant });
     results.push(result);
     // Three failing seeds say enough (and a broken core fails in seconds, not minutes); the
     // controls, which are expected to fail, run all their seeds.
@@ -62,7 +71,12 @@ describe('deterministic simulation of the core (issue 9 item 3)', () => {
   if (replay !== undefined) {
     it(`replays seed ${replay}`, async () => {
       const mode = (process.env.SIM_MODE ?? 'safe') as SimMode;
-      const result = await simulate(replay, mode, { trace: true, ownValueIsFree, focus });
+      const result = await simulate(replay, mode, {
+        trace: true,
+        ownValueIsFree,
+        focus,
+        queueMutant,
+      });
       process.stdout.write(`${result.trace.join('\n')}\n`);
       if (mode === 'safe') expect(result.violations).toEqual([]);
     });

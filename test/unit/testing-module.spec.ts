@@ -122,3 +122,38 @@ it('loseLock(lock) on a lock from acquire(); loseLock() outside a lock is refuse
   expect(lock.signal.reason).toBeInstanceOf(LockLostError);
   expect(() => testing.loseLock()).toThrow(/needs a lock that is held/);
 });
+
+describe("RedlockTestingModule with fairness: 'queue' (issue 18)", () => {
+  it('serves waiters on one resource in order, each handed the lock by the one before', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [RedlockTestingModule.forRoot({ fairness: 'queue', wait: 5_000, ttl: 2_000 })],
+    }).compile();
+    const fairApp = moduleRef.createNestApplication({ logger: false });
+    await fairApp.init();
+    try {
+      const service = fairApp.get(RedlockService);
+      const order: number[] = [];
+      let inside = 0;
+      const work = (i: number) =>
+        service.using('hot', async () => {
+          inside++;
+          expect(inside).toBe(1);
+          order.push(i);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          inside--;
+        });
+      const first = work(0);
+      // Each later waiter starts after the one before, so the order is theirs.
+      const rest: Promise<void>[] = [];
+      for (let i = 1; i < 6; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        rest.push(work(i));
+      }
+      await Promise.all([first, ...rest]);
+      expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(fairApp.get(RedlockTesting).isLocked('hot')).toBe(false);
+    } finally {
+      await fairApp.close();
+    }
+  });
+});

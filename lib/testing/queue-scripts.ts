@@ -1,0 +1,189 @@
+import type { AcquireReply, HandOffReply, HandOffRequest, QueueTicket } from 'nestjs-redlock';
+
+/**
+ * The fair hand-off's three scripts (lib/core/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
+ * LEAVE_QUEUE_SCRIPT), written once over an in-memory store, for every node without Redis: the
+ * testing module's {@link InMemoryRedisNode}, and the unit tests' MemoryNode and SimNode. Each
+ * function is one script run: the caller applies it atomically. Arguments are read as the
+ * adapters send them (script-replies.ts `queuedArgs`, `handOffArgs`: ages floored, leases
+ * rounded up). test/support/queue-contract.ts runs the same cases against these fakes and a real
+ * server.
+ */
+
+/** What a script reads and writes on one node: its string keys, clock, queues and channels. */
+export interface ScriptStore {
+  /** The live value of a string key. */
+  get(key: string): string | undefined;
+  /** `PTTL`: -2 absent, -1 no expiry. */
+  pttl(key: string): number;
+  /** `SET key value PX ttl`. */
+  set(key: string, value: string, ttl: number): void;
+  /** `DEL key`. */
+  del(key: string): void;
+  /** `TIME` in ms (this server's clock). */
+  serverNow(): number;
+  /** The node's sorted sets. */
+  readonly queues: SortedSets;
+  /** `PUBLISH` (a node nobody can subscribe to drops it). */
+  publish(channel: string, message: string): void;
+}
+
+interface SortedSet {
+  readonly members: Map<string, number>;
+  /** When the key expires, on the store's expiry clock; undefined: no expiry. */
+  expiresAt?: number;
+}
+
+/**
+ * Sorted sets with key expiry, as Redis keeps them: ordered by score, then member (bytewise); a
+ * set emptied by ZREM is deleted (its expiry with it), so a later ZADD creates one with none.
+ */
+export class SortedSets {
+  private readonly sets = new Map<string, SortedSet>();
+
+  /** `now`: the clock the node's key leases run on (not its TIME, which may be offset). */
+  constructor(private readonly now: () => number) {}
+
+  /** `ZSCORE`. */
+  score(key: string, member: string): number | undefined {
+    return this.live(key)?.members.get(member);
+  }
+
+  /** `ZADD` (sets the score of a member already there). */
+  add(key: string, member: string, score: number): void {
+    let set = this.live(key);
+    if (set === undefined) this.sets.set(key, (set = { members: new Map() }));
+    set.members.set(member, score);
+  }
+
+  /** `ZREM`: 1 when the member was there. */
+  remove(key: string, member: string): number {
+    const set = this.live(key);
+    if (set === undefined || !set.members.delete(member)) return 0;
+    if (set.members.size === 0) this.sets.delete(key);
+    return 1;
+  }
+
+  /** `ZRANGE key 0 0 WITHSCORES`: the first member and its score. */
+  head(key: string): [string, number] | undefined {
+    return this.range(key)[0];
+  }
+
+  /** Every member in order, with its score. */
+  range(key: string): [string, number][] {
+    const set = this.live(key);
+    if (set === undefined) return [];
+    return [...set.members].sort(([a, x], [b, y]) =>
+      x !== y ? x - y : Buffer.compare(Buffer.from(a), Buffer.from(b)),
+    );
+  }
+
+  /** `PTTL`: -2 absent, -1 no expiry. */
+  pttl(key: string): number {
+    const set = this.live(key);
+    if (set === undefined) return -2;
+    return set.expiresAt === undefined ? -1 : set.expiresAt - this.now();
+  }
+
+  /** `PEXPIRE`. */
+  pexpire(key: string, ms: number): void {
+    const set = this.live(key);
+    if (set !== undefined) set.expiresAt = this.now() + ms;
+  }
+
+  /** `DEL` of a queue (a test's nemesis). */
+  drop(key: string): void {
+    this.sets.delete(key);
+  }
+
+  /** Loses every set (a restart without persistence). */
+  clear(): void {
+    this.sets.clear();
+  }
+
+  private live(key: string): SortedSet | undefined {
+    const set = this.sets.get(key);
+    if (set?.expiresAt !== undefined && set.expiresAt <= this.now()) {
+      this.sets.delete(key);
+      return undefined;
+    }
+    return set;
+  }
+}
+
+/** The prefix of a reserved key's value (lib/core/scripts.ts RESERVATION_PREFIX). */
+const RESERVED = '\0r';
+
+/** ACQUIRE_QUEUED_SCRIPT. */
+export function acquireQueued(
+  store: ScriptStore,
+  key: string,
+  queueKey: string,
+  value: string,
+  ttl: number,
+  ticket: QueueTicket,
+): AcquireReply {
+  const cur = store.get(key);
+  if (cur === undefined || cur === RESERVED + ticket.group) {
+    store.set(key, value, ttl);
+    if (cur === undefined) {
+      if (ticket.queued) store.queues.remove(queueKey, ticket.group);
+    } else if (ticket.announce !== undefined && ticket.announce !== '') {
+      store.publish(key, `${ticket.announce}|c|${ticket.group}`);
+    }
+    return { acquired: true };
+  }
+  const pttl = store.pttl(key);
+  if (store.queues.score(queueKey, ticket.group) === undefined) {
+    const age = Math.max(0, Math.floor(ticket.ageMs));
+    store.queues.add(queueKey, ticket.group, Math.floor(store.serverNow()) - age);
+  }
+  const keep = Math.max(pttl, 0) + Math.ceil(ticket.keepMs);
+  if (store.queues.pttl(queueKey) < keep) store.queues.pexpire(queueKey, keep);
+  return { acquired: false, pttl };
+}
+
+/** HAND_OFF_SCRIPT. */
+export function handOff(
+  store: ScriptStore,
+  key: string,
+  queueKey: string,
+  value: string,
+  request: HandOffRequest,
+): HandOffReply {
+  if (store.get(key) !== value) return 'notOurs';
+  const { queues } = store;
+  let head = queues.head(queueKey);
+  if (head?.[0] === request.group) {
+    queues.remove(queueKey, request.group);
+    head = queues.head(queueKey);
+  }
+  const { next } = request;
+  if (next !== undefined && next.value !== '') {
+    if (head === undefined) {
+      store.set(key, next.value, next.ttl);
+      return 'swapped';
+    }
+    const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(next.ageMs));
+    if (started <= head[1]) {
+      store.set(key, next.value, next.ttl);
+      return 'swapped';
+    }
+    queues.add(queueKey, request.group, started);
+  }
+  const announce = request.announce ?? '';
+  if (head !== undefined) {
+    queues.remove(queueKey, head[0]);
+    store.set(key, RESERVED + head[0], Math.ceil(request.leaseMs));
+    if (announce !== '') store.publish(key, `${announce}|n|${head[0]}`);
+    return 'reserved';
+  }
+  store.del(key);
+  if (announce !== '') store.publish(key, announce);
+  return 'released';
+}
+
+/** LEAVE_QUEUE_SCRIPT. */
+export function leaveQueue(store: ScriptStore, queueKey: string, group: string): void {
+  store.queues.remove(queueKey, group);
+}

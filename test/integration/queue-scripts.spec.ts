@@ -1,0 +1,69 @@
+import Redis from 'ioredis';
+import { IoredisNode } from '../../lib';
+import { startFleet, type RedisFleet } from '../support/fleet';
+import { queueContract, type QueueHarness } from '../support/queue-contract';
+
+/**
+ * The fair hand-off scripts (ACQUIRE_QUEUED, HAND_OFF, LEAVE_QUEUE) on a real server, through the
+ * ioredis adapter: the contract (test/support/queue-contract.ts) the fakes are held to in
+ * test/unit/queue-fakes.spec.ts.
+ */
+describe('fair hand-off scripts on a real node (the port contract)', () => {
+  let fleet: RedisFleet;
+  let node: IoredisNode;
+  let subscriber: Redis;
+  const heard = new Map<string, string[]>();
+  const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+  let harness: QueueHarness;
+
+  beforeAll(async () => {
+    fleet = await startFleet(1);
+    node = IoredisNode.from(fleet.nodes[0].url, 1_000, quiet);
+    await node.whenReady(5_000);
+    subscriber = new Redis(fleet.nodes[0].url, { lazyConnect: true });
+    await subscriber.connect();
+    subscriber.on('pmessage', (_pattern: string, channel: string, message: string) => {
+      const list = heard.get(channel) ?? [];
+      list.push(message);
+      heard.set(channel, list);
+    });
+    await subscriber.psubscribe('qc:*');
+    const admin = fleet.nodes[0];
+    const time = async () => {
+      const [s, us] = (await admin.command('TIME')) as [string, string];
+      return Number(s) * 1_000 + Math.floor(Number(us) / 1_000);
+    };
+    harness = {
+      node: node as QueueHarness['node'],
+      leases: true,
+      put: async (key, value, ttl) => {
+        await admin.command('SET', key, value, 'PX', ttl);
+      },
+      get: async (key) => (await admin.command('GET', key)) as string | null,
+      pttl: async (key) => Number(await admin.command('PTTL', key)),
+      queue: async (queueKey) => {
+        const flat = (await admin.command('ZRANGE', queueKey, 0, -1, 'WITHSCORES')) as string[];
+        const pairs: [string, number][] = [];
+        for (let i = 0; i < flat.length; i += 2) pairs.push([flat[i], Number(flat[i + 1])]);
+        return pairs;
+      },
+      queuePttl: async (queueKey) => Number(await admin.command('PTTL', queueKey)),
+      zadd: async (queueKey, score, member) => {
+        await admin.command('ZADD', queueKey, score, member);
+      },
+      serverNow: time,
+      messages: async (channel) => {
+        // A round trip on the subscriber connection: every message published before is in.
+        await subscriber.ping();
+        return heard.get(channel) ?? [];
+      },
+    };
+  });
+  afterAll(async () => {
+    subscriber?.disconnect();
+    await node?.close();
+    await fleet?.stop();
+  });
+
+  queueContract(() => harness);
+});

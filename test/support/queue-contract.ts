@@ -1,0 +1,289 @@
+import type { RedisNode } from '../../lib';
+
+/**
+ * The fair hand-off scripts' contract (lib/core/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
+ * LEAVE_QUEUE_SCRIPT): every reply case, written once and run against a real server
+ * (test/integration/queue-scripts.spec.ts) and against each fake that implements them
+ * (test/unit/queue-fakes.spec.ts: SimNode, MemoryNode, InMemoryRedisNode), so a fake the
+ * simulation trusts cannot drift from the Lua.
+ */
+export interface QueueHarness {
+  readonly node: Required<Pick<RedisNode, 'acquireQueued' | 'handOff' | 'leaveQueue'>> & RedisNode;
+  /** `SET key value PX ttl`, as another client. */
+  put(key: string, value: string, ttl: number): Promise<void>;
+  get(key: string): Promise<string | null>;
+  /** `PTTL` of a key. Fakes without leases say so with `leases: false`. */
+  pttl(key: string): Promise<number>;
+  /** `ZRANGE queue 0 -1 WITHSCORES`. */
+  queue(queueKey: string): Promise<[string, number][]>;
+  /** `PTTL` of a queue. */
+  queuePttl(queueKey: string): Promise<number>;
+  /** `ZADD` as a test's nemesis would. */
+  zadd(queueKey: string, score: number, member: string): Promise<void>;
+  /** The server's `TIME` in ms. */
+  serverNow(): Promise<number>;
+  /** The messages published on `channel` so far (after `settle`); undefined: not observable. */
+  messages?(channel: string): Promise<string[]>;
+  /** Whether keys have leases (MemoryNode's do not). */
+  readonly leases: boolean;
+}
+
+/** Registers the contract's tests (inside a `describe`): `harness()` is read in each test. */
+export function queueContract(harness: () => QueueHarness): void {
+  let n = 0;
+  const names = () => {
+    n++;
+    const key = `qc:${n}:${Math.random().toString(36).slice(2, 8)}`;
+    return { key, queueKey: `${key}\0q` };
+  };
+  const ticket = (group: string, over: Record<string, unknown> = {}) => ({
+    group,
+    ageMs: 0,
+    queued: false,
+    keepMs: 1_000,
+    ...over,
+  });
+  const expectMessages = async (channel: string, expected: string[]) => {
+    const h = harness();
+    if (h.messages === undefined) return;
+    expect(await h.messages(channel)).toEqual(expected);
+  };
+
+  it('a free key is taken (as ACQUIRE: value, lease); a queued group leaves its stale entry', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.zadd(queueKey, 1, 'g');
+    await h.zadd(queueKey, 2, 'other');
+    const reply = await h.node.acquireQueued(key, queueKey, 'v1', 5_000, ticket('g'));
+    expect(reply).toEqual({ acquired: true });
+    expect(await h.get(key)).toBe('v1');
+    if (h.leases) expect(await h.pttl(key)).toBeGreaterThan(4_000);
+    // Not queued (a first attempt): the queue is not touched.
+    expect((await h.queue(queueKey)).map(([m]) => m)).toEqual(['g', 'other']);
+    const second = names();
+    await h.zadd(second.queueKey, 1, 'g');
+    await h.zadd(second.queueKey, 2, 'other');
+    const queued = await h.node.acquireQueued(
+      second.key,
+      second.queueKey,
+      'v2',
+      5_000,
+      ticket('g', { queued: true, announce: 'id1' }),
+    );
+    expect(queued).toEqual({ acquired: true });
+    expect((await h.queue(second.queueKey)).map(([m]) => m)).toEqual(['other']);
+    // A free key announces nothing (nobody was handed anything).
+    await expectMessages(second.key, []);
+  });
+
+  it('a key reserved for the group is claimed and the claim announced (id|c|group)', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, '\0rg', 500);
+    const reply = await h.node.acquireQueued(
+      key,
+      queueKey,
+      'v',
+      5_000,
+      ticket('g', { announce: 'a1' }),
+    );
+    expect(reply).toEqual({ acquired: true });
+    expect(await h.get(key)).toBe('v');
+    if (h.leases) expect(await h.pttl(key)).toBeGreaterThan(4_000);
+    await expectMessages(key, ['a1|c|g']);
+    // Without an announcement id: claimed silently.
+    const other = names();
+    await h.put(other.key, '\0rg', 500);
+    expect(await h.node.acquireQueued(other.key, other.queueKey, 'v', 5_000, ticket('g'))).toEqual({
+      acquired: true,
+    });
+    await expectMessages(other.key, []);
+  });
+
+  it('a key held, or reserved for another group, is refused with its lease; the group is queued once', async () => {
+    const h = harness();
+    for (const blocking of ['someone', '\0rother']) {
+      const { key, queueKey } = names();
+      await h.put(key, blocking, 3_000);
+      const before = await h.serverNow();
+      const reply = await h.node.acquireQueued(
+        key,
+        queueKey,
+        'v',
+        5_000,
+        ticket('g', { ageMs: 400, keepMs: 2_000, announce: 'x' }),
+      );
+      const after = await h.serverNow();
+      expect(reply.acquired).toBe(false);
+      if (h.leases) {
+        const { pttl } = reply as { pttl: number };
+        expect(pttl).toBeGreaterThan(2_000);
+        expect(pttl).toBeLessThanOrEqual(3_000);
+      }
+      expect(await h.get(key)).toBe(blocking);
+      const queue = await h.queue(queueKey);
+      expect(queue.map(([m]) => m)).toEqual(['g']);
+      // Scored by when it started waiting: the server's time minus its wait so far.
+      expect(queue[0][1]).toBeGreaterThanOrEqual(before - 400 - 1);
+      expect(queue[0][1]).toBeLessThanOrEqual(after - 400 + 1);
+      // Kept at least as long as the blocking lease plus keepMs.
+      if (h.leases) expect(await h.queuePttl(queueKey)).toBeGreaterThan(4_000);
+      else expect(await h.queuePttl(queueKey)).toBeGreaterThanOrEqual(2_000);
+      // Queued once: a later attempt keeps its place (its first score).
+      await h.node.acquireQueued(
+        key,
+        queueKey,
+        'v',
+        5_000,
+        ticket('g', { ageMs: 10_000, queued: true }),
+      );
+      expect(await h.queue(queueKey)).toEqual(queue);
+      await expectMessages(key, []);
+    }
+  });
+
+  it('the queue is ordered by start of waiting (older first), and its expiry is only lengthened', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'someone', 3_000);
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('young', { ageMs: 10 }));
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('old', { ageMs: 5_000 }));
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('mid', { ageMs: 1_000 }));
+    expect((await h.queue(queueKey)).map(([m]) => m)).toEqual(['old', 'mid', 'young']);
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('long', { keepMs: 60_000 }));
+    const kept = await h.queuePttl(queueKey);
+    expect(kept).toBeGreaterThan(59_000);
+    // A shorter keep never shortens it.
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('short', { keepMs: 10 }));
+    expect(await h.queuePttl(queueKey)).toBeGreaterThan(58_000);
+  });
+
+  it('hand-off by a value that no longer holds the key writes nothing (notOurs)', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'someone-else', 3_000);
+    await h.zadd(queueKey, 1, 'q');
+    const reply = await h.node.handOff(key, queueKey, 'me', {
+      group: 'g',
+      next: { value: 'n', ttl: 5_000, ageMs: 100_000 },
+      leaseMs: 100,
+      announce: 'a',
+    });
+    expect(reply).toBe('notOurs');
+    expect(await h.get(key)).toBe('someone-else');
+    expect(await h.queue(queueKey)).toEqual([['q', 1]]);
+    const absent = names();
+    expect(
+      await h.node.handOff(absent.key, absent.queueKey, 'me', { group: 'g', leaseMs: 100 }),
+    ).toBe('notOurs');
+    expect(await h.get(absent.key)).toBeNull();
+    await expectMessages(key, []);
+  });
+
+  it('hand-off with nobody queued and no local waiter deletes the key and announces a plain release', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    expect(
+      await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100, announce: 'rel' }),
+    ).toBe('released');
+    expect(await h.get(key)).toBeNull();
+    await expectMessages(key, ['rel']);
+    // The holder's own group at the head is not "someone queued".
+    const own = names();
+    await h.put(own.key, 'me', 3_000);
+    await h.zadd(own.queueKey, 1, 'g');
+    expect(await h.node.handOff(own.key, own.queueKey, 'me', { group: 'g', leaseMs: 100 })).toBe(
+      'released',
+    );
+    expect(await h.queue(own.queueKey)).toEqual([]);
+  });
+
+  it('hand-off swaps to the local next waiter when nobody is queued or it waited longer than the head', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    const request = (ageMs: number) => ({
+      group: 'g',
+      next: { value: 'next', ttl: 7_000, ageMs },
+      leaseMs: 100,
+      announce: 'a',
+    });
+    expect(await h.node.handOff(key, queueKey, 'me', request(0))).toBe('swapped');
+    expect(await h.get(key)).toBe('next');
+    if (h.leases) expect(await h.pttl(key)).toBeGreaterThan(6_000);
+    // A queued group that started waiting later than the local next: swapped, queue untouched.
+    const now = await h.serverNow();
+    await h.zadd(queueKey, now - 1_000, 'q');
+    expect(await h.node.handOff(key, queueKey, 'next', { ...request(5_000) })).toBe('swapped');
+    expect(await h.queue(queueKey)).toEqual([['q', now - 1_000]]);
+    await expectMessages(key, []);
+  });
+
+  it('hand-off reserves for an older queued group, requeues the holder group, announces id|n|group', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    const now = await h.serverNow();
+    await h.zadd(queueKey, now - 10_000, 'g'); // the holder's own group, stale at the head
+    await h.zadd(queueKey, now - 5_000, 'old');
+    await h.zadd(queueKey, now - 100, 'young');
+    const reply = await h.node.handOff(key, queueKey, 'me', {
+      group: 'g',
+      next: { value: 'next', ttl: 7_000, ageMs: 1_000 },
+      leaseMs: 250,
+      announce: 'r9',
+    });
+    const after = await h.serverNow();
+    expect(reply).toBe('reserved');
+    expect(await h.get(key)).toBe('\0rold');
+    if (h.leases) {
+      expect(await h.pttl(key)).toBeGreaterThan(150);
+      expect(await h.pttl(key)).toBeLessThanOrEqual(250);
+    }
+    const queue = await h.queue(queueKey);
+    expect(queue.map(([m]) => m)).toEqual(['g', 'young']);
+    // Requeued by when its next waiter started waiting.
+    expect(queue[0][1]).toBeGreaterThanOrEqual(now - 1_000 - 1);
+    expect(queue[0][1]).toBeLessThanOrEqual(after - 1_000 + 1);
+    await expectMessages(key, ['r9|n|old']);
+    // Without a local waiter: reserved, the holder's group not queued.
+    const alone = names();
+    await h.put(alone.key, 'me', 3_000);
+    await h.zadd(alone.queueKey, 5, 'q');
+    expect(
+      await h.node.handOff(alone.key, alone.queueKey, 'me', { group: 'g', leaseMs: 250 }),
+    ).toBe('reserved');
+    expect(await h.get(alone.key)).toBe('\0rq');
+    expect(await h.queue(alone.queueKey)).toEqual([]);
+    await expectMessages(alone.key, []);
+  });
+
+  it('a reservation is never matched by the release, extend or acquire of an owner value', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    await h.zadd(queueKey, 1, 'q');
+    expect(await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 2_000 })).toBe(
+      'reserved',
+    );
+    expect(await h.node.release([key], 'me')).toBe(0);
+    expect(await h.node.extend([key], 'me', 5_000)).toBe(false);
+    expect((await h.node.acquire([key], 'me', 5_000)).acquired).toBe(false);
+    expect((await h.node.acquire([key], 'someone', 5_000)).acquired).toBe(false);
+    expect(await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 2_000 })).toBe(
+      'notOurs',
+    );
+    expect(await h.get(key)).toBe('\0rq');
+  });
+
+  it('leaving the queue removes the group only', async () => {
+    const h = harness();
+    const { queueKey } = names();
+    await h.zadd(queueKey, 1, 'a');
+    await h.zadd(queueKey, 2, 'b');
+    await h.node.leaveQueue(queueKey, 'a');
+    await h.node.leaveQueue(queueKey, 'nobody');
+    expect(await h.queue(queueKey)).toEqual([['b', 2]]);
+  });
+}
