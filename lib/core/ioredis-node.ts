@@ -380,6 +380,11 @@ export class IoredisNode implements RedisNode {
       maxRetriesPerRequest: null,
       // Re-subscribed by us on 'ready', so that each channel is confirmed by its own reply.
       autoResubscribe: false,
+      // No command timeout (the lock connection's is nodeTimeout): a SUBSCRIBE of hundreds of
+      // channels answered late, under this process's own load, still subscribed them, but its
+      // promise rejected and they were never confirmed — thousands of waiters then polled at
+      // the shared rate for as long as they waited (issue 19). A hung node's SUBSCRIBE waits.
+      commandTimeout: undefined,
       lazyConnect: false,
     });
     subscriber.on('error', () => undefined);
