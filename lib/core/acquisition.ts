@@ -11,6 +11,7 @@ import { newOwnerValue } from './owner-value';
 import {
   acquireRound,
   grantedOutcomes,
+  probeRound,
   type AttemptFailure,
   type AttemptResult,
   type RoundContext,
@@ -202,6 +203,12 @@ export class AcquisitionLoop {
   private async attempts(call: AcquisitionCall, waiting: WaitingStrategy): Promise<RedlockLock> {
     const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace } = call;
     const { nodes, quorum, clock, events, draining } = this.parts;
+    // What the next try is when its waiter listens (issue 19): a probe of whether the key is
+    // held (probeRound) on enough nodes (`some`) or on all (`all`), or an attempt (undefined).
+    // A probe first, and after an attempt sent before the waiter listened (a release since then
+    // went unheard or not: the probe tells), or one that had to release keys it took (its own
+    // release is announced to it; an attempt woken by that would take them again).
+    let probe: 'some' | 'all' | undefined = 'some';
     for (let attempts = 1; ; attempts++) {
       // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
       // would only delay the 503. A node that reconnects makes the next call wait again.
@@ -230,10 +237,18 @@ export class AcquisitionLoop {
         // Read before the round is sent: only a subscription confirmed before it vouches that
         // a release after the round will be announced.
         listening = waiting.listening();
-        result = await acquireRound(this.parts.round, keys, value, settings.ttl, signal, fenceKeys);
+        const probed: AttemptFailure | undefined =
+          listening && probe !== undefined && keys.length === 1 && giveUpAt > clock.now()
+            ? await probeRound(this.parts.round, keys[0], settings.ttl, probe === 'all', signal)
+            : undefined;
+        result =
+          probed !== undefined
+            ? { acquired: false, ...probed }
+            : await acquireRound(this.parts.round, keys, value, settings.ttl, signal, fenceKeys);
       } finally {
         this.gate.leave(result !== undefined && timedOut(result, nodes));
       }
+      probe = probeNext(listening, result);
       waiting.attempted();
       if (trace !== undefined) {
         trace.attempts = attempts;
@@ -291,14 +306,13 @@ export class AcquisitionLoop {
       // Only a waiter not yet sure to hear releases shares the poll rate: one that listens and
       // still polls (its attempt missed replies, so no lease is known) retries at its own pace,
       // as any waiter would after a slow spell.
-      const polls = waiting.sharesPollRate && !listening;
-      const delay = retryDelay(
-        result,
-        settings,
-        listening,
-        polls ? this.pollers + 1 : 0,
-        Math.random(),
-      );
+      // Confirmed while that attempt was out (its ring found no sleep to end): the try that
+      // closes the gap goes now, not at the shared poll rate (issue 19: thousands waited for it).
+      const confirmed = !listening && waiting.listening();
+      const polls = waiting.sharesPollRate && !listening && !confirmed;
+      const delay = confirmed
+        ? 0
+        : retryDelay(result, settings, listening, polls ? this.pollers + 1 : 0, Math.random());
       if (polls) this.pollers++;
       this.sleepers.add(waiting.alarm);
       try {
@@ -310,6 +324,13 @@ export class AcquisitionLoop {
       if (draining.aborted) throw shuttingDown(names, attempts);
     }
   }
+}
+
+/** What the try after `result` is when its waiter listens (see `probe` in the attempt loop). */
+function probeNext(listening: boolean, result: AttemptResult): 'some' | 'all' | undefined {
+  if (!listening) return 'some';
+  if (result.acquired || !result.outcomes.some((o) => o.outcome === 'acquired')) return undefined;
+  return 'all';
 }
 
 /**

@@ -208,6 +208,15 @@ export class IoredisNode implements RedisNode {
     return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
   }
 
+  async lease(key: string): Promise<number> {
+    this.batch();
+    try {
+      return await this.client.pttl(key);
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
   async ping(): Promise<void> {
     await this.client.ping();
   }
