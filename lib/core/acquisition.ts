@@ -233,7 +233,9 @@ export class AcquisitionLoop {
         // Inside the gate: thousands of calls at once must not all wait on one record and then
         // send their rounds in one burst.
         const covering = this.parts.cover(settings.ttl);
-        if (covering !== undefined) await covering;
+        // Still no quorum covered once its records answered (a record late under this process's
+        // own load): once more, rather than a round in which no vote could count.
+        if (covering !== undefined) await covering.then(() => this.parts.cover(settings.ttl));
         // Read before the round is sent: only a subscription confirmed before it vouches that
         // a release after the round will be announced.
         listening = waiting.listening();
