@@ -80,6 +80,7 @@ const result = {
   key,
   K,
   firstSecondCommandsPerWaiter: first.commands / K,
+  firstSecondByCommand: first.byCommand,
   waitingCommandsPerWaiterPerSecond: waitingDelta.commands / K / waitingSeconds,
   waitingByCommand: waitingDelta.byCommand,
   releaseToAllHeldMs: settledMs,

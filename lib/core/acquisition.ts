@@ -11,6 +11,7 @@ import { newOwnerValue } from './owner-value';
 import {
   acquireRound,
   grantedOutcomes,
+  probeRound,
   type AttemptFailure,
   type AttemptResult,
   type RoundContext,
@@ -232,6 +233,13 @@ export class AcquisitionLoop {
     if (seat?.behind)
       await this.sleep(waiting, Math.min(settings.ttl, giveUpAt - clock.now()), signal);
     if (draining.aborted) throw shuttingDown(names, 0);
+    // What the next try is when its waiter listens (issue 19): a probe of whether the key is
+    // held (probeRound) on enough nodes (`some`) or on all (`all`), or an attempt (undefined).
+    // A probe first, and after an attempt sent before the waiter listened (a release since then
+    // went unheard or not: the probe tells), or one that had to release keys it took (its own
+    // release is announced to it; an attempt woken by that would take them again). Never in a
+    // fair queue: there the attempt is what queues the group, and it is made only on its turn.
+    let probe = (seat === undefined ? 'some' : undefined) as 'some' | 'all' | undefined;
     for (let attempts = 1; ; attempts++) {
       // Known down (refused, not just slow): no quorum can answer, so waiting out `wait`
       // would only delay the 503. A node that reconnects makes the next call wait again.
@@ -256,7 +264,9 @@ export class AcquisitionLoop {
         // Inside the gate: thousands of calls at once must not all wait on one record and then
         // send their rounds in one burst.
         const covering = this.parts.cover(settings.ttl);
-        if (covering !== undefined) await covering;
+        // Still no quorum covered once its records answered (a record late under this process's
+        // own load): once more, rather than a round in which no vote could count.
+        if (covering !== undefined) await covering.then(() => this.parts.cover(settings.ttl));
         // Read before the round is sent: only a subscription confirmed before it vouches that
         // a release after the round will be announced.
         listening = waiting.listening();
@@ -266,18 +276,30 @@ export class AcquisitionLoop {
           seat === undefined || (seat.plainFirst && attempts === 1)
             ? undefined
             : queuedSend(seat, value, settings.ttl, startedAt, attempts, this.parts);
-        result = await acquireRound(
-          this.parts.round,
-          keys,
-          value,
-          settings.ttl,
-          signal,
-          fenceKeys,
-          send,
-        );
+        const probed: AttemptFailure | undefined =
+          seat === undefined &&
+          listening &&
+          probe !== undefined &&
+          keys.length === 1 &&
+          giveUpAt > clock.now()
+            ? await probeRound(this.parts.round, keys[0], settings.ttl, probe === 'all', signal)
+            : undefined;
+        result =
+          probed !== undefined
+            ? { acquired: false, ...probed }
+            : await acquireRound(
+                this.parts.round,
+                keys,
+                value,
+                settings.ttl,
+                signal,
+                fenceKeys,
+                send,
+              );
       } finally {
         this.gate.leave(result !== undefined && timedOut(result, nodes));
       }
+      probe = seat === undefined ? probeNext(listening, result) : undefined;
       waiting.attempted();
       if (trace !== undefined) {
         trace.attempts = attempts;
@@ -338,14 +360,13 @@ export class AcquisitionLoop {
       // Only a waiter not yet sure to hear releases shares the poll rate: one that listens and
       // still polls (its attempt missed replies, so no lease is known) retries at its own pace,
       // as any waiter would after a slow spell.
-      const polls = waiting.sharesPollRate && !listening;
-      const delay = retryDelay(
-        result,
-        settings,
-        listening,
-        polls ? this.pollers + 1 : 0,
-        Math.random(),
-      );
+      // Confirmed while that attempt was out (its ring found no sleep to end): the try that
+      // closes the gap goes now, not at the shared poll rate (issue 19: thousands waited for it).
+      const confirmed = !listening && waiting.listening();
+      const polls = waiting.sharesPollRate && !listening && !confirmed;
+      const delay = confirmed
+        ? 0
+        : retryDelay(result, settings, listening, polls ? this.pollers + 1 : 0, Math.random());
       if (polls) this.pollers++;
       try {
         await this.sleep(waiting, Math.min(delay, left), signal);
@@ -391,6 +412,13 @@ function queuedSend(
     if (node.acquireQueued === undefined) throw new Error(`node ${node.name} cannot queue`);
     return node.acquireQueued(seat.key, seat.queueKey, value, ttl, ticket);
   };
+}
+
+/** What the try after `result` is when its waiter listens (see `probe` in the attempt loop). */
+function probeNext(listening: boolean, result: AttemptResult): 'some' | 'all' | undefined {
+  if (!listening) return 'some';
+  if (result.acquired || !result.outcomes.some((o) => o.outcome === 'acquired')) return undefined;
+  return 'all';
 }
 
 /**

@@ -217,6 +217,15 @@ export class IoredisNode implements RedisNode {
     return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
   }
 
+  async lease(key: string): Promise<number> {
+    this.batch();
+    try {
+      return await this.client.pttl(key);
+    } catch (error) {
+      throw this.translate(error);
+    }
+  }
+
   async ping(): Promise<void> {
     await this.client.ping();
   }
@@ -416,6 +425,11 @@ export class IoredisNode implements RedisNode {
       maxRetriesPerRequest: null,
       // Re-subscribed by us on 'ready', so that each channel is confirmed by its own reply.
       autoResubscribe: false,
+      // No command timeout (the lock connection's is nodeTimeout): a SUBSCRIBE of hundreds of
+      // channels answered late, under this process's own load, still subscribed them, but its
+      // promise rejected and they were never confirmed — thousands of waiters then polled at
+      // the shared rate for as long as they waited (issue 19). A hung node's SUBSCRIBE waits.
+      commandTimeout: undefined,
       lazyConnect: false,
     });
     subscriber.on('error', () => undefined);

@@ -392,8 +392,11 @@ export class Membership {
       if (recorded && member.epoch === epoch) {
         const until = sentAt + windowMs / (1 + this.options.driftFactor) - 2;
         member.coveredUntil = Math.max(member.coveredUntil, until);
-      } else if (!recorded) {
-        member.coverFailedUntil = this.clock.now() + this.backoff(member.coverFailures++);
+      } else if (!recorded && member.coverFailures++ > 0) {
+        // The first failure is asked again by the next acquisition, not backed off (issue 19):
+        // one record late under this process's own load (thousands of calls at once) left
+        // every round sent during the back-off with no vote that counted ('unavailable').
+        member.coverFailedUntil = this.clock.now() + this.backoff(member.coverFailures - 2);
       }
     } finally {
       member.covering = undefined;

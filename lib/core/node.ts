@@ -51,6 +51,13 @@ export interface RedisNode {
     keepMs: number,
   ): Promise<boolean>;
 
+  /**
+   * The remaining lease of `key` in ms (`PTTL`): -2 when it does not exist, -1 when it has no
+   * expiry. Writes nothing. Optional: a waiter that already hears every release reads it on a
+   * few nodes before sending a whole attempt to all of them (issue 19: `probeRound`).
+   */
+  lease?(key: string): Promise<number>;
+
   /** Resets the lease of every key to `ttl` ms if every key still holds `value` (all-or-nothing). */
   extend(keys: readonly string[], value: string, ttl: number): Promise<boolean>;
 

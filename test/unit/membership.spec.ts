@@ -47,6 +47,29 @@ describe('Membership (lib/core/membership.ts)', () => {
     m.close();
   });
 
+  it('a horizon record that failed once is sent again by the next cover(), not backed off (issue 19)', async () => {
+    const m = membership();
+    await clock.run(m.settle(2_000));
+    // Every node's first record answers after nodeTimeout (this process was busy); later ones in time.
+    const late = new Set<SimNode>();
+    for (const node of nodes) {
+      node.membershipFaults = true;
+      node.fault = (op) => {
+        if (op !== 'horizon' || late.has(node)) return undefined;
+        late.add(node);
+        return { replyDelay: 500 };
+      };
+    }
+    await clock.run(m.cover(1_000)!);
+    expect(m.voters(1_000)).toEqual([false, false, false]);
+    // Backed off, the next acquisitions' rounds would count no vote until the back-off ended.
+    const again = m.cover(1_000);
+    expect(again).toBeDefined();
+    await clock.run(again!);
+    expect(m.voters(1_000)).toEqual([true, true, true]);
+    m.close();
+  });
+
   it('a restarted node waits out its peers’ horizons, then is stamped, and reported both times', async () => {
     const m = membership();
     await clock.run(m.settle(2_000));
