@@ -231,7 +231,7 @@ export class AcquisitionLoop {
     const { nodes, quorum, clock, events, draining } = this.parts;
     // Queued behind another group by its own holder's hand-off: its turn is announced.
     if (seat?.behind)
-      await this.sleep(waiting, Math.min(settings.ttl, giveUpAt - clock.now()), signal);
+      await this.sleep(waiting.alarm, Math.min(settings.ttl, giveUpAt - clock.now()), signal);
     if (draining.aborted) throw shuttingDown(names, 0);
     // What the next try is when its waiter listens (issue 19): a probe of whether the key is
     // held (probeRound) on enough nodes (`some`) or on all (`all`), or an attempt (undefined).
@@ -363,13 +363,25 @@ export class AcquisitionLoop {
       // Confirmed while that attempt was out (its ring found no sleep to end): the try that
       // closes the gap goes now, not at the shared poll rate (issue 19: thousands waited for it).
       const confirmed = !listening && waiting.listening();
-      const polls = waiting.sharesPollRate && !listening && !confirmed;
-      const delay = confirmed
-        ? 0
-        : retryDelay(result, settings, listening, polls ? this.pollers + 1 : 0, Math.random());
+      // Failed as unavailable (no quorum of votes could count): a release cannot change that,
+      // and this attempt's own cleanup is announced too — a waiter woken by it attempted again at
+      // once, thousands of times a second (unavailable-no-storm.spec). It polls at its retry
+      // delay, deaf to announcements for that sleep.
+      const unavailable = result.reason === 'unavailable';
+      const polls = waiting.sharesPollRate && !listening && !confirmed && !unavailable;
+      const delay =
+        confirmed && !unavailable
+          ? 0
+          : retryDelay(
+              result,
+              settings,
+              listening && !unavailable,
+              polls ? this.pollers + 1 : 0,
+              Math.random(),
+            );
       if (polls) this.pollers++;
       try {
-        await this.sleep(waiting, Math.min(delay, left), signal);
+        await this.sleep(unavailable ? new Alarm() : waiting.alarm, Math.min(delay, left), signal);
       } finally {
         if (polls) this.pollers--;
       }
@@ -377,13 +389,13 @@ export class AcquisitionLoop {
     }
   }
 
-  /** Sleeps until `ms` passed, the waiter's alarm rang, `signal` aborted or the manager drains. */
-  private async sleep(waiting: WaitingStrategy, ms: number, signal?: AbortSignal): Promise<void> {
-    this.sleepers.add(waiting.alarm);
+  /** Sleeps until `ms` passed, `alarm` rang, `signal` aborted or the manager drains. */
+  private async sleep(alarm: Alarm, ms: number, signal?: AbortSignal): Promise<void> {
+    this.sleepers.add(alarm);
     try {
-      await sleep(this.parts.clock, ms, [signal], waiting.alarm);
+      await sleep(this.parts.clock, ms, [signal], alarm);
     } finally {
-      this.sleepers.delete(waiting.alarm);
+      this.sleepers.delete(alarm);
     }
   }
 }
