@@ -5,15 +5,31 @@ import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import Redis from 'ioredis';
 
-async function freePort() {
+function tryPort(port) {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address();
+      server.close(() => resolve(bound));
     });
   });
+}
+
+// BENCH_PORT_BASE=n: the first free ports from n up (a shared machine's allotted range),
+// instead of any free port.
+let nextPort = Number(process.env.BENCH_PORT_BASE ?? 0);
+async function freePort() {
+  if (!nextPort) return tryPort(0);
+  for (let tries = 0; tries < 200; tries++) {
+    const port = nextPort++;
+    try {
+      return await tryPort(port);
+    } catch {
+      // in use: the next one
+    }
+  }
+  throw new Error(`no free port from BENCH_PORT_BASE=${process.env.BENCH_PORT_BASE}`);
 }
 
 function spawnServer(port) {

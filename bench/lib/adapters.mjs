@@ -73,13 +73,14 @@ function retryCountFor(wait, retryDelay = 200, retryJitter = 100) {
   return Math.ceil(wait / (retryDelay + retryJitter / 2));
 }
 
-function thisLibrary(label, { noCork = false, notifications, dir } = {}) {
+function thisLibrary(label, { noCork = false, notifications, fairness, dir } = {}) {
   return {
     label,
     async create(urls, { wait } = {}) {
       const { Redlock } = loadLibrary(noCork, dir);
       const options = { logger: quiet };
       if (notifications !== undefined) options.notifications = notifications;
+      if (fairness !== undefined) options.fairness = fairness;
       const redlock = new Redlock(urls, options);
       await redlock.ready();
       return {
@@ -98,6 +99,8 @@ export const CONTENDERS = {
   'nestjs-redlock-nonotify': thisLibrary('nestjs-redlock (notifications off)', {
     notifications: false,
   }),
+  // Fair hand-off (issue 18, DESIGN §5.11): waiters queued on the nodes, served in order.
+  'nestjs-redlock-fair': thisLibrary('nestjs-redlock (fair)', { fairness: 'queue' }),
   // BENCH_BASE_DIST=dir (and BENCH_BASE_COMMIT): the same library built from another commit,
   // interleaved with this one in the same run — a before/after that shares the machine's noise.
   // Pass it with --contenders (it is in no default list).
@@ -196,6 +199,7 @@ export const CONTENDERS = {
 /** The contender keys of each scenario. */
 export const S1_CONTENDERS = [
   'nestjs-redlock',
+  'nestjs-redlock-fair',
   'nestjs-redlock-nocork',
   'nestjs-redlock-nonotify',
   'floor',
@@ -207,6 +211,7 @@ export const S1_CONTENDERS = [
 ];
 export const S2_CONTENDERS = [
   'nestjs-redlock',
+  'nestjs-redlock-fair',
   'nestjs-redlock-nonotify',
   'floor',
   'redlock-v4',
@@ -217,6 +222,7 @@ export const S2_CONTENDERS = [
 /** S5 (open-loop contention): this library, the floor and every peer. */
 export const S5_CONTENDERS = [
   'nestjs-redlock',
+  'nestjs-redlock-fair',
   'floor',
   'redlock-v4',
   'redlock-v5',
@@ -225,6 +231,7 @@ export const S5_CONTENDERS = [
 ];
 export const FAULT_CONTENDERS = [
   'nestjs-redlock',
+  'nestjs-redlock-fair',
   'floor',
   'redlock-v4',
   'redlock-v5',

@@ -3,6 +3,8 @@
 import { median } from './stats.mjs';
 
 const LIB = 'nestjs-redlock';
+/** The same library with fair hand-off (`fairness: 'queue'`): issue 18's targets apply to both. */
+const FAIR = 'nestjs-redlock-fair';
 const PEERS = ['redlock-v4', 'redlock-v5', 'sesamecare', 'redis-semaphore'];
 
 function groupBy(rows, keyOf) {
@@ -106,11 +108,30 @@ function vsFloor(rows, row, field) {
   return floor ? row[field] / floor[field] : NaN;
 }
 
-/** The targets of issue 18 item 5. */
+/** The targets of issue 18 item 5, for this library with fairness off and on. */
 function targets18(s) {
+  return [LIB, FAIR].flatMap((key) => targets18Of(s, key).map((t) => ({ contender: key, ...t })));
+}
+
+function targets18Of(s, key) {
   const t = [];
-  const s2 = s.s2.find((r) => r.contender === LIB);
+  const s2 = s.s2.find((r) => r.contender === key);
   if (s2) {
+    t.push({
+      target: 'S2 successes = 100/100 (every repeat)',
+      value: `${s2.minSuccesses}/100 (min)`,
+      met: s2.minSuccesses === 100,
+    });
+    t.push({
+      target: 'S2 median hand-off ≤ 1 ms',
+      value: `${s2.handOffP50.toFixed(2)} ms`,
+      met: s2.handOffP50 <= 1,
+    });
+    t.push({
+      target: 'S2 wall ÷ (successes × CS alone) ≤ 2.0',
+      value: s2.wallRatio.toFixed(2),
+      met: s2.wallRatio <= 2.0,
+    });
     t.push({
       target: 'S2 lock-node commands per success ≤ 30 (stretch 20)',
       value: s2.commandsPerSuccess.toFixed(1),
@@ -129,7 +150,7 @@ function targets18(s) {
       met: server <= 1.0,
     });
   }
-  for (const r of s.s5.filter((x) => x.contender === LIB)) {
+  for (const r of s.s5.filter((x) => x.contender === key)) {
     if (r.load <= 0.8) {
       t.push({
         target: `S5 ${Math.round(r.load * 100)}%: wait p99 ≤ 3× p50`,
@@ -149,7 +170,7 @@ function targets18(s) {
       });
     }
   }
-  const s4 = s.s4.find((x) => x.contender === LIB);
+  const s4 = s.s4.find((x) => x.contender === key);
   if (s4) {
     t.push({
       target: 'S4 throughput ≥ 0.9× healthy',
@@ -162,8 +183,23 @@ function targets18(s) {
       met: s4.p99Ratio <= 1.5,
     });
   }
-  const s3 = s.s3.find((x) => x.contender === LIB);
+  const s3 = s.s3.find((x) => x.contender === key);
   if (s3) t.push({ target: 'S3 0 hung', value: String(s3.hung), met: s3.hung === 0 });
+  // S1, no regression: fair hand-off against the same library with fairness off, same run.
+  if (key === FAIR) {
+    for (const fair of s.s1.filter((r) => r.contender === FAIR)) {
+      const off = s.s1.find(
+        (r) => r.contender === 'nestjs-redlock' && r.concurrency === fair.concurrency,
+      );
+      if (!off) continue;
+      const ratio = fair.cyclesPerSec / off.cyclesPerSec;
+      t.push({
+        target: `S1 c${fair.concurrency} cycles/s ≥ 0.9× fairness off (noise)`,
+        value: `${ratio.toFixed(2)}× (${fair.cyclesPerSec.toFixed(0)} vs ${off.cyclesPerSec.toFixed(0)}/s; ${fair.commands.toFixed(1)} vs ${off.commands.toFixed(1)} cmds)`,
+        met: ratio >= 0.9,
+      });
+    }
+  }
   return t;
 }
 
@@ -547,8 +583,13 @@ export function markdown(s, meta) {
     parts.push('', '## Targets (issue 18 item 5)', '');
     parts.push(
       table(
-        ['target', 'measured', 'met'],
-        s.targets18.map((t) => [t.target, t.value, t.met ? 'met' : '**missed**']),
+        ['contender', 'target', 'measured', 'met'],
+        s.targets18.map((t) => [
+          label(t.contender),
+          t.target,
+          t.value,
+          t.met ? 'met' : '**missed**',
+        ]),
       ),
     );
   }

@@ -28,8 +28,11 @@ export async function calibrateCriticalSection(dataUrl, rounds = 100) {
 }
 
 function startWorker(args) {
+  // BENCH_WORKER_ARGS: extra node flags for the workers (e.g. --cpu-prof, bench/profile-s2.mjs).
+  const extra = (process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean);
   const child = fork(path.join(here, 's2-worker.mjs'), [JSON.stringify(args)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(extra.length ? { execArgv: [...process.execArgv, ...extra] } : {}),
   });
   const messages = [];
   const waiters = [];
@@ -119,6 +122,9 @@ export async function runS2({
       commandsPerSuccess: server.commands / successes,
       commandsByType: Object.fromEntries(
         Object.entries(server.byCommand).map(([name, calls]) => [name, calls / successes]),
+      ),
+      serverUsecByType: Object.fromEntries(
+        Object.entries(server.usecByCommand).map(([name, us]) => [name, us / successes]),
       ),
       serverCpuUsPerSuccess: server.cpuUs / successes,
       clientCpuUsPerSuccess: results.reduce((s, r) => s + (r.cpuUs ?? NaN), 0) / successes,

@@ -37,15 +37,19 @@ export function serverCounters(urls) {
     let cpuUs = 0;
     let commands = 0;
     const byCommand = {};
+    const usecByCommand = {};
     for (const info of infos) {
-      for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      for (const [, name, calls, usec] of info.matchAll(
+        /^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm,
+      )) {
         byCommand[name] = (byCommand[name] ?? 0) + Number(calls);
+        usecByCommand[name] = (usecByCommand[name] ?? 0) + Number(usec);
       }
       const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)[1]);
       cpuUs += (field('used_cpu_sys') + field('used_cpu_user')) * 1e6;
       commands += field('total_commands_processed');
     }
-    return { cpuUs, commands, byCommand, at: performance.now() };
+    return { cpuUs, commands, byCommand, usecByCommand, at: performance.now() };
   }
   return {
     snapshot,
@@ -59,6 +63,13 @@ export function serverCounters(urls) {
             .map(([name, calls]) => [name, calls - (before.byCommand[name] ?? 0)])
             .map(([name, calls]) => [name, name === 'info' ? calls - clients.length : calls])
             .filter(([, calls]) => calls > 0),
+        ),
+        // Time the server spent executing each command (commandstats usec: a script's inner
+        // commands are counted in the script's time and again on their own).
+        usecByCommand: Object.fromEntries(
+          Object.entries(after.usecByCommand)
+            .map(([name, us]) => [name, us - (before.usecByCommand[name] ?? 0)])
+            .filter(([name, us]) => us > 0 && name !== 'info'),
         ),
       };
     },
