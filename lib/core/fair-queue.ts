@@ -1,4 +1,8 @@
 import { randomBytes } from 'node:crypto';
+
+/** This process's prefix of group ids (random, so that two processes never share one). */
+const GROUP_PREFIX = randomBytes(6).toString('base64url');
+let groupSeq = 0;
 import {
   shuttingDown,
   type AcquisitionCall,
@@ -215,6 +219,10 @@ export class FairQueue {
       next = undefined;
     }
     if (next === undefined) {
+      // Always the hand-off script, also for a key never seen contended here: groups of other
+      // processes may be queued on the nodes, and the first hand-off must be in order too (a plain
+      // release would let them, and newcomers, contend). Its cost over a plain release: one
+      // ZRANGE per node (S1: 30 commands per uncontended cycle instead of 25).
       await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
         handOff(node, line, lock.value, { group: line.group, leaseMs, announce }),
       );
@@ -444,7 +452,8 @@ function newLine(key: string): Line {
     key,
     // NUL in the name, like the membership's keys: no resource name can collide with it.
     queueKey: `${key}\0q`,
-    group: randomBytes(9).toString('base64url'),
+    // Not a secret (announcements name it): a process prefix and a counter, no random draw per line.
+    group: GROUP_PREFIX + (groupSeq = (groupSeq + 1) % Number.MAX_SAFE_INTEGER).toString(36),
     head: false,
     waiters: [],
     alarm: new Alarm(),
