@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AcquiredEvent, Lock, Redlock } from '../../lib';
+import type { AcquiredEvent, AttemptFailedEvent, Lock, Redlock } from '../../lib';
 import { rawClient, sharedFleet } from './helpers';
 
 /**
@@ -198,5 +198,29 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
       for (const client of clients) client.disconnect();
     }
     await lock.release();
+  });
+
+  it('a waiter whose attempt took only a free minority node is not woken by its own cleanup', async () => {
+    const holder = fair();
+    const waiter = fair();
+    await Promise.all([holder.ready(), waiter.ready()]);
+    const lock = await holder.acquire('stock:minority');
+    // Node 0 missed the holder's key (as a node the first round did not reach): every attempt of
+    // the waiter takes node 0 alone, fails, and releases it again — announced on node 0 only.
+    const node0 = rawClient(shared.fleet.urls()[0]);
+    try {
+      await node0.del('redlock:stock:minority');
+    } finally {
+      node0.disconnect();
+    }
+    const failed: AttemptFailedEvent[] = [];
+    waiter.on('attemptFailed', (event) => failed.push(event));
+    const next = waiter.acquire('stock:minority', { wait: 10_000 });
+    await delay(1_000);
+    // Its first attempts (the plain one, then the queued one, then one once it listens); before
+    // the fix, each cleanup's announcement woke it again at once: hundreds in this second.
+    expect(failed.length).toBeLessThanOrEqual(6);
+    await lock.release();
+    await (await next).release();
   });
 });
