@@ -127,11 +127,19 @@ describe('a @Cron job with onBusy: skip on two instances', () => {
     // Each tick (second) ran exactly once across the two instances.
     const seconds = runs.map((r) => r.second);
     expect(new Set(seconds).size).toBe(seconds.length);
-    const skipped = logger.lines.filter((l) =>
-      /^debug @Locked on ReportJob\.report skipped: the lock on \["skip:report"\] is held by another owner$/.test(
-        l,
-      ),
+    // The other instance's tick is skipped with a debug line: held by the instance that runs it,
+    // or — for the last tick, still settling its split-vote retries when the apps close (a busy
+    // machine) — refused by the shutdown. Either way a debug line, never an error or a run.
+    const skipped = logger.lines.filter(
+      (l) =>
+        /^debug @Locked on ReportJob\.report skipped: the lock on \["skip:report"\] is held by another owner$/.test(
+          l,
+        ) ||
+        /^debug @Locked on ReportJob\.report skipped: the application is shutting down$/.test(l),
     );
+    // What the instances said, when a tick seems unaccounted for (a busy machine's cron may
+    // also fire late): the failure then shows why.
+    if (skipped.length < runs.length - 1) console.log(logger.lines.join('\n'));
     expect(skipped.length).toBeGreaterThanOrEqual(runs.length - 1);
     expect(errors).toEqual([]);
     // And the shutdown itself never shows a refused tick as an error (onBusy skips it).
