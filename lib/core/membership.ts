@@ -299,6 +299,7 @@ export class Membership {
     }
     const floor = Math.max(standing.floor, ...known.map((peer) => peer.floor));
     this.admitAfter(index, epoch, Math.max(wait.waitMs, minUptime - ageMs), floor);
+    if (wait.informed) this.watchStamp(index, epoch);
     if (!wait.informed) {
       // The peers may answer soon (slow, still connecting): an informed decision then replaces
       // the fallback, which is only the longest wait.
@@ -309,6 +310,31 @@ export class Membership {
         }
       }, RECHECK_MS);
     }
+  }
+
+  /**
+   * While the node waits, looks at its stamp again every RECHECK_MS: another lock manager that
+   * started with this one on a fresh fleet may have admitted it before any horizon existed, and
+   * its stamp admits the node for every lock manager (the rule of {@link check}). Without this
+   * look, this one waited out the horizons it had read between the other's first records and its
+   * stamp — up to two of their ttls — failing its acquisitions as unavailable meanwhile (seen in
+   * notifications.spec and stale-cleanup.spec when two lock managers start together).
+   */
+  private watchStamp(index: number, epoch: number): void {
+    const member = this.members[index];
+    const waiting = () => !this.closed && member.epoch === epoch && member.state === 'quarantined';
+    this.clock.clearTimer(member.retryTimer);
+    member.retryTimer = this.clock.setTimer(() => {
+      if (!waiting()) return;
+      void this.readStanding([this.nodes[index]]).then(([standing]) => {
+        if (!waiting()) return;
+        if (standing !== undefined && standing.stamp === member.info?.runId) {
+          this.admitAfter(index, epoch, 0, undefined);
+        } else {
+          this.watchStamp(index, epoch);
+        }
+      });
+    }, RECHECK_MS);
   }
 
   /** Admits the node after `waitMs` (quarantined meanwhile); with `floor`, stamps it first. */

@@ -90,6 +90,27 @@ describe('Membership (lib/core/membership.ts)', () => {
     m.close();
   });
 
+  it('a quarantined node that another lock manager stamps meanwhile votes at the next check, not after the horizons', async () => {
+    // Two lock managers starting together on a fresh fleet: the first admitted nodes 0 and 2 and
+    // recorded horizons there (a 15 s lease) before stamping node 1; the second read node 1
+    // unstamped beside its peers' horizons and would wait them out — its acquisitions failing as
+    // unavailable meanwhile (notifications.spec) — though node 1 is stamped a moment later,
+    // which admits it for every lock manager (DESIGN §5.7).
+    const first = membership();
+    await clock.run(first.settle(2_000));
+    await clock.run(first.cover(15_000)!);
+    nodes[1].stamps.delete(first.keys.stamp);
+    const second = membership();
+    await clock.run(second.settle(2_000));
+    expect(second.voters()).toEqual([true, false, true]);
+    // The first lock manager's stamp lands.
+    nodes[1].stamps.set(first.keys.stamp, 's1#0');
+    await clock.advance(1_100);
+    expect(second.voters()).toEqual([true, true, true]);
+    first.close();
+    second.close();
+  });
+
   it('a node whose stamp is its current run_id votes at once for a lock manager that never saw it', async () => {
     await clock.run(membership().settle(2_000));
     const later = membership();
