@@ -98,7 +98,12 @@ export class LockedExplorer implements OnModuleInit {
   private checkOptions(metadata: LockedMetadata): void {
     const { ttl } = metadata.lockOptions;
     if (ttl !== undefined) {
-      assertLockTtl(ttl, this.redlock.redlock.options.nodeTimeout, `${metadata.where} options.ttl`);
+      assertLockTtl(
+        ttl,
+        this.redlock.redlock.options.nodeTimeout,
+        `${metadata.where} options.ttl`,
+        this.redlock.redlock.options.maxTtl,
+      );
     }
   }
 

@@ -78,6 +78,11 @@ export interface AcquisitionParts {
   readonly nodeTimeout: number;
   /** Resolves once every voter's lease horizon covers `ttl` (membership, DESIGN §5.7). */
   readonly cover: (ttl: number) => Promise<void> | undefined;
+  /**
+   * The earliest time (monotonic ms) a quorum may vote, as restart detection knows
+   * (membership, DESIGN §5.7); absent: always now.
+   */
+  readonly quorumAt?: () => number;
   /** Release notifications, unless turned off: the notify strategy; without, the poll strategy. */
   readonly notifier?: ReleaseNotifier;
   /** Aborted when the lock manager drains. */
@@ -245,6 +250,12 @@ export class AcquisitionLoop {
       // would only delay the 503. A node that reconnects makes the next call wait again.
       const down = knownDown(nodes);
       if (nodes.length - down < quorum) throw allDown(names, attempts - 1, nodes);
+      // Restarted nodes that do not count yet (DESIGN §5.7) leave no quorum until after this
+      // call gives up: say so now, with when to come back, rather than after the whole wait.
+      const quorumAt = this.parts.quorumAt?.() ?? -Infinity;
+      if (quorumAt > giveUpAt && quorumAt > clock.now() && Number.isFinite(quorumAt)) {
+        throw quarantined(names, attempts - 1, nodes, quorumAt - clock.now());
+      }
       // A fresh owner value per attempt (DESIGN §5.1): the cleanup of a failed attempt, however
       // late a node applies it, can then never delete a key that a later attempt counted.
       const value = newOwnerValue();
@@ -449,6 +460,27 @@ function knownDown(nodes: readonly RedisNode[]): number {
   let down = 0;
   for (const node of nodes) if (node.isDown === true) down++;
   return down;
+}
+
+/**
+ * The error of an acquisition that cannot succeed before it gives up because restarted nodes do
+ * not count toward a quorum yet: `retryAfterMs` says when they will.
+ */
+function quarantined(
+  resources: readonly string[],
+  attempts: number,
+  nodes: readonly RedisNode[],
+  retryAfterMs: number,
+): LockNotAcquiredError {
+  const ms = Math.ceil(retryAfterMs);
+  return new LockNotAcquiredError(
+    resources,
+    'unavailable',
+    attempts,
+    nodes.map((n) => ({ node: n.name, outcome: 'pending' })),
+    ms,
+    `Redis nodes that restarted without proof that their data survived do not count toward a quorum for another ${ms} ms`,
+  );
 }
 
 /** The error of an acquisition refused or abandoned because the lock manager is shutting down. */

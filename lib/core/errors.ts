@@ -107,7 +107,9 @@ export class LockNotAcquiredError extends RedlockError {
     readonly nodes: readonly NodeOutcome[],
     /**
      * When `reason` is `held` and the holder's lease is known: the milliseconds until enough
-     * of its keys expire for the lock to be obtainable (an upper bound if it is released).
+     * of its keys expire for the lock to be obtainable (an upper bound if it is released). When
+     * `reason` is `unavailable` because restarted nodes do not count toward a quorum yet: the
+     * milliseconds until they do.
      */
     readonly retryAfterMs?: number,
     /**

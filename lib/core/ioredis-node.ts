@@ -17,7 +17,7 @@ import {
 } from './node';
 import {
   ACQUIRE_FENCED_SCRIPT,
-  ADMIT_SCRIPT,
+  RESTORE_FLOOR_SCRIPT,
   HORIZON_SCRIPT,
   STANDING_SCRIPT,
   ACQUIRE_SCRIPT,
@@ -37,12 +37,13 @@ import {
   isNoPermission,
   isNoScript,
   isWrongType,
+  standingKeys,
   standingReply,
   queuedArgs,
   handOffArgs,
   handOffReply,
 } from './script-replies';
-import { fsyncsEveryWrite, parseServerInfo } from './server-info';
+import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
 import { monotonicClock, type Clock } from './clock';
 import type { RedlockLogger } from './logger';
 
@@ -253,16 +254,32 @@ export class IoredisNode implements RedisNode {
     return reply === 1;
   }
 
-  async recordHorizon(key: string, windowMs: number): Promise<void> {
-    await this.run(HORIZON_SCRIPT, [key], Math.ceil(windowMs));
+  async recordHorizon(
+    keys: StandingKeys,
+    windowMs: number,
+    runIds: readonly string[],
+  ): Promise<void> {
+    await this.run(HORIZON_SCRIPT, [keys.horizon, keys.born], Math.ceil(windowMs), ...runIds);
   }
 
   async readStanding(keys: StandingKeys): Promise<NodeStanding> {
-    return standingReply(await this.run(STANDING_SCRIPT, [keys.stamp, keys.horizon, keys.floor]));
+    return standingReply(await this.run(STANDING_SCRIPT, standingKeys(keys)));
   }
 
-  async admit(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<void> {
-    await this.run(ADMIT_SCRIPT, [keys.stamp, keys.floor], runId, String(floor), keepMs);
+  async restoreFloor(
+    keys: StandingKeys,
+    runId: string,
+    floor: number,
+    keepMs: number,
+  ): Promise<boolean> {
+    const reply = await this.run(
+      RESTORE_FLOOR_SCRIPT,
+      [keys.floor, keys.fenced],
+      runId,
+      String(floor),
+      keepMs,
+    );
+    return Number(reply) === 1;
   }
 
   get identityError(): 'failed' | 'refused' | undefined {
@@ -573,12 +590,12 @@ export class IoredisNode implements RedisNode {
    */
   private readInfo(): void {
     this.infoError = undefined;
-    this.identifying = Promise.all([this.client.info('server'), this.isDurable()]).then(
-      ([text, durable]) => {
+    this.identifying = Promise.all([this.client.info('server'), this.readConfig()]).then(
+      ([text, config]) => {
         // Dated when the reply arrived: the server was at least this old when it answered, so
         // counting from here keeps the age a lower bound (counting from the send would add the
         // round trip to it).
-        this.info = parseServerInfo(text, durable, this.clock.now());
+        this.info = parseServerInfo(text, config, this.clock.now());
         if (this.info === undefined) this.infoError = 'refused';
       },
       (error: unknown) => {
@@ -595,15 +612,10 @@ export class IoredisNode implements RedisNode {
     );
   }
 
-  /**
-   * Whether the server fsyncs every write before answering: `appendonly yes` and `appendfsync
-   * always`. False when CONFIG is not allowed: then it is not known to keep its keys.
-   */
-  private isDurable(): Promise<boolean> {
-    // False when CONFIG is not allowed: then the server is not known to keep its keys.
-    return Promise.resolve(this.client.config('GET', 'append*')).then(
-      fsyncsEveryWrite,
-      () => false,
+  /** Persistence and eviction settings; unknown parts where CONFIG is not allowed. */
+  private readConfig(): Promise<ServerConfig> {
+    return readServerConfig((pattern) =>
+      Promise.resolve(this.client.config('GET', pattern) as Promise<unknown>),
     );
   }
 

@@ -1,15 +1,23 @@
+import { createHash } from 'node:crypto';
 import type { Clock, ClockTimer } from './clock';
 import { fanOut } from './fan-out';
 import { FENCE_COUNTER_KEEP_MS } from './fencing';
 import type { RedlockLogger } from './logger';
 import type { NodeStanding, RedisNode, ServerInfo, StandingKeys } from './node';
 import { quorumOf } from './quorum';
-import { admissionWait, type PeerStanding } from './quarantine';
+import {
+  admission,
+  floorRestore,
+  settledAfterMs,
+  type Admission,
+  type NodeFacts,
+  type RestartRule,
+} from './quarantine';
 
 /** What the membership needs to know of the lock manager's settings. */
 export interface MembershipOptions {
-  /** `false`: every node votes (no restart detection); `true`: fleet-learnt; a number: also a minimum uptime (ms). */
-  readonly quarantine: boolean | number;
+  /** `false`: every node votes (no restart detection). */
+  readonly quarantine: boolean;
   /** Let a node whose server refuses `INFO` vote (it cannot be checked for restarts). */
   readonly trustUnidentifiedNodes: boolean;
   readonly driftFactor: number;
@@ -17,81 +25,98 @@ export interface MembershipOptions {
   readonly keyPrefix: string;
   /** The lock manager's default ttl: horizons are recorded for at least a few of these. */
   readonly ttl: number;
+  /** The longest lease any client of the fleet holds: what a restarted node may have lost. */
+  readonly maxTtl: number;
+  /** Restore fence floors from the start (the lock manager fences by default). */
+  readonly fencing: boolean;
+  /** Names this fleet's fence records: the key prefix and the node list (fleetId()). */
+  readonly fleet: string;
 }
 
-/** Transitions the lock manager reports (events and logs). */
+/** Transitions the lock manager reports (events). */
 export interface MembershipListener {
   quarantined(node: string, remainingMs: number): void;
   rejoined(node: string): void;
 }
 
 /**
- * How often, at most, a node that cannot be decided on yet (INFO failed, peers unreachable, a
- * command timed out on a busy machine) is looked at again: the first retry comes after two node
- * timeouts, each next one waits twice as long, up to this.
+ * While a node waits on too few answers, or cannot be read, the fleet is looked at again this
+ * often: an answer that comes later may shorten the wait (never lengthen it).
  */
 const RECHECK_MS = 1_000;
 /** How long a standing read may take (off the lock path): at least this, or `nodeTimeout`. */
 const STANDING_TIMEOUT_MS = 1_000;
 /**
- * Horizons are recorded this many ttls ahead, so one record serves many leases; a restarted
- * node's quarantine is at most this many ttls.
+ * Horizons are recorded this many ttls ahead, so one record serves many leases (about one extra
+ * command per node per ttl).
  */
 const HORIZON_TTLS = 2;
 
-/** One node's standing as this lock manager sees it. */
+/** One node's standing as this lock manager sees it, for one identity of its server. */
 class Member {
   /** The server identity the standing is about; a new one (a reconnect) starts over. */
   info?: ServerInfo;
-  /** Bumped whenever `info` changes: late results of an older check are dropped. */
+  /** Bumped whenever `info` changes: late results about an older identity are dropped. */
   epoch = 0;
-  state: 'unknown' | 'checking' | 'quarantined' | 'admitted' = 'unknown';
+  /**
+   * `unknown`: no identity (INFO unread or refused); `pending`: identified, no survey answered
+   * for it yet; `waiting`: may vote at `voteAt`; `voting`.
+   */
+  state: 'unknown' | 'pending' | 'waiting' | 'voting' = 'unknown';
+  /** When it may vote (monotonic ms): the earliest any survey allowed. */
+  voteAt = Infinity;
+  /** Why it waits, as the survey that set `voteAt` said. */
+  why?: Admission['why'];
+  /** Whether its fence floor is complete for this fleet (DESIGN §5.6). */
+  fence: 'unknown' | 'complete' | 'blocked' = 'unknown';
   /** Leases whose client-side end is before this (monotonic ms) are covered by a recorded horizon. */
   coveredUntil = -Infinity;
   covering?: Promise<void>;
   /** After a failed record: not asked again before this (monotonic ms). */
   coverFailedUntil = -Infinity;
-  /** Consecutive failed records / checks: the back-off grows with them. */
+  /** Consecutive failed records: the back-off grows with them. */
   coverFailures = 0;
-  checkFailures = 0;
   timer?: ClockTimer;
-  /** A look again while the fleet could not tell (too few peers answered). */
-  retryTimer?: ClockTimer;
-  /** The first decision on this identity was reached (admitted, or quarantined and waiting). */
-  decided?: () => void;
-  wasQuarantined = false;
   identifying = false;
+  /** The quarantine was said for this identity (one line per node per decision). */
+  said = false;
 }
 
 /**
- * Which nodes may vote (DESIGN §5.7): the part of the lock manager that knows its nodes —
- * their server identity, whether one may have lost keys, and the fleet's memory of leases.
+ * Which nodes may vote (DESIGN §5.7): the part of the lock manager that knows its nodes — their
+ * server identity, whether one may have lost keys, its lease horizon and its fence floor.
  *
- * A Redis node restarted without its data may have lost keys of locks still held. The fleet
- * remembers what a single client cannot:
- * - every node keeps a **lease horizon** (HORIZON_SCRIPT): until when, on its own clock, any
- *   lease granted on it may last. A lock manager records it, ahead of time and for a few ttls
- *   at once, before it counts a node's vote for a lease (acquisitions *and* extensions, of any
- *   ttl), so no lease outlives the horizon of the nodes that granted it;
- * - every node carries a **stamp**: the `run_id` under which a lock manager last admitted it.
- *   A node whose stamp is its own current `run_id` has kept every key since it was admitted:
- *   it votes at once, for every lock manager, including one started long after.
- * A node without that stamp (restarted, or never seen) that is not durable is admitted only once
- * the horizons of its peers have passed — read after the restart, from all of them or from
- * enough intact ones that every possible quorum of an earlier lease is met — so every lease it
- * may have lost has ended. Its fence floor is raised to its peers' highest before its stamp is
- * written, so it never issues a token below one already issued (DESIGN §5.6). A node whose
- * `INFO` could not be read does not vote until a read succeeds (retried); one whose server
- * refuses `INFO` votes only with `trustUnidentifiedNodes`.
- * What is left outside: a majority of the nodes losing their data within one horizon.
+ * Restart detection reads facts only, each node's about itself (quarantine.ts has the rule and
+ * why it holds): a **survey** reads, from every node in one script call each, its `run_id`,
+ * uptime, marker, lease horizon and fence floor. A node that is not settled (restarted within
+ * `maxTtl`, data not proven to survive) waits until the horizons its peers report have passed,
+ * or, when too few answered, until it is settled. Nothing another lock manager concluded is read:
+ * managers of other resources, with other ttls, or of another fleet sharing a node cannot make a
+ * node vote sooner. The only record kept for others is the fence record (one per fleet, written
+ * after the floor was raised to the highest of enough peers): the knowledge it stands for does not
+ * depend on who wrote it.
  */
 export class Membership {
   readonly keys: StandingKeys;
   private readonly members: Member[];
   private readonly quorum: number;
+  private readonly rule: RestartRule;
   private closed = false;
-  /** The longest lease this lock manager has asked for (acquisitions and extensions). */
-  private longestLease: number;
+  /** Fence floors are wanted (a fenced acquisition was asked for, or fencing is the default). */
+  private fencing: boolean;
+  /** The survey under way, and whether another must follow it (something changed meanwhile). */
+  private surveying?: Promise<void>;
+  private surveyAgain = false;
+  private recheckTimer?: ClockTimer;
+  /** A survey has looked at fence floors (so `fences()` has nothing to wait for). */
+  private floorsSurveyed = false;
+  /**
+   * Bumped whenever any node's identity changes: a horizon record sent before then was filed
+   * under run_ids that are no longer the fleet's, so it covers nothing any more.
+   */
+  private identities = 0;
+  /** Called at the end of the next survey. */
+  private surveyed: (() => void)[] = [];
 
   constructor(
     private readonly nodes: readonly RedisNode[],
@@ -103,27 +128,34 @@ export class Membership {
     const prefix = options.keyPrefix;
     // NUL cannot appear in a resource name (normalizeResources), so these are no lock's keys.
     this.keys = {
-      stamp: `${prefix}\u0000redlock:stamp`,
-      horizon: `${prefix}\u0000redlock:horizon`,
+      horizon: `${prefix}\u0000redlock:horizons`,
+      born: `${prefix}\u0000redlock:born`,
       floor: `${prefix}\u0000redlock:fence`,
+      fenced: `${prefix}\u0000redlock:fenced:${options.fleet}`,
     };
     this.members = nodes.map(() => new Member());
     this.quorum = quorumOf(nodes.length);
-    this.longestLease = options.ttl;
+    this.rule = {
+      maxTtl: options.maxTtl,
+      driftFactor: options.driftFactor,
+      quorum: this.quorum,
+    };
+    this.fencing = options.fencing;
   }
 
   /** Whether restarts are watched at all (`quarantine: false` turns it off). */
   get enabled(): boolean {
-    return this.options.quarantine !== false;
+    return this.options.quarantine;
   }
 
   /**
    * Which nodes may vote now, by index, for a lease of `ttl` ms starting now (none: only
-   * standing is asked, as a health check does). Never a node that reports the run_id of an
-   * earlier node (one server listed twice); with the quarantine on, only admitted nodes whose
-   * lease horizon covers the lease.
+   * standing is asked, as a health check does); with `fenced`, in a fenced acquisition. Never a
+   * node that reports the run_id of an earlier node (one server listed twice); with the
+   * quarantine on, only voting nodes whose lease horizon covers the lease, and for a fenced
+   * acquisition only those whose fence floor is complete.
    */
-  voters(ttl?: number): boolean[] {
+  voters(ttl?: number, fenced = false): boolean[] {
     const now = this.clock.now();
     return this.nodes.map((node, index) => {
       const runId = node.serverInfo?.runId;
@@ -132,39 +164,90 @@ export class Membership {
       }
       if (!this.enabled) return true;
       const member = this.observe(index);
-      const standing =
-        member.state === 'admitted' ||
-        (node.serverInfo === undefined &&
-          node.identityError === 'refused' &&
-          this.options.trustUnidentifiedNodes);
-      return standing && (ttl === undefined || member.coveredUntil >= now + ttl);
+      if (this.trusted(index)) return true;
+      return votes(member, now, ttl, fenced);
     });
   }
 
   /**
-   * Looks at every node now and resolves once each has reached a first decision (admitted,
-   * quarantined, or unknown for now), or after `timeoutMs`. For `ready()`: the first lock is
-   * then not refused only because the checks were still under way.
+   * The earliest time (monotonic ms) at which a quorum of the nodes that are not known down may
+   * vote, as far as restart detection knows: now when it may already, `Infinity` when it never
+   * will without a node coming back. A node not yet decided counts as able to vote now.
+   */
+  quorumAt(): number {
+    const now = this.clock.now();
+    if (!this.enabled) return now;
+    const times = this.nodes.map((node, index) => {
+      const member = this.observe(index);
+      if (node.isDown === true) return Infinity;
+      if (member.state === 'waiting') return member.voteAt;
+      if (member.state === 'unknown' && !this.trusted(index) && node.identityError === 'refused') {
+        return Infinity;
+      }
+      return now;
+    });
+    times.sort((a, b) => a - b);
+    return times[this.quorum - 1];
+  }
+
+  /**
+   * Looks at every node now and resolves once each identified one has been decided on
+   * (voting, or waiting with a time), or after `timeoutMs`. For `ready()`: the first lock is
+   * then not refused only because the survey was still under way.
    */
   async settle(timeoutMs: number): Promise<void> {
     if (!this.enabled) return;
-    const decisions = this.nodes.map((_, index) => {
-      const member = this.observe(index);
-      if (member.state !== 'checking') return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const previous = member.decided;
-        member.decided = () => {
-          previous?.();
-          resolve();
-        };
-      });
+    const until = this.clock.now() + timeoutMs;
+    for (;;) {
+      this.nodes.forEach((_, index) => this.observe(index));
+      const left = until - this.clock.now();
+      if (!this.undecided() || left <= 0 || this.closed) return;
+      // Woken by the end of the next survey (one is under way or scheduled while any is open).
+      if (this.surveying === undefined && this.recheckTimer === undefined) this.requestSurvey();
+      await this.nextSurvey(left);
+    }
+  }
+
+  /** A node identified but not decided on yet (or, when fencing, whose floor is unread). */
+  private undecided(): boolean {
+    return this.members.some(
+      (m) =>
+        m.state === 'pending' || (this.fencing && m.state !== 'unknown' && m.fence === 'unknown'),
+    );
+  }
+
+  /** Resolves at the end of the next survey, or after `timeoutMs`. */
+  private nextSurvey(timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = this.clock.setTimer(done, timeoutMs);
+      const clock = this.clock;
+      function done() {
+        clock.clearTimer(timer);
+        resolve();
+      }
+      this.surveyed.push(done);
     });
-    let timer: ClockTimer | undefined;
-    await Promise.race([
-      Promise.all(decisions),
-      new Promise<void>((resolve) => (timer = this.clock.setTimer(resolve, timeoutMs))),
-    ]);
-    this.clock.clearTimer(timer);
+  }
+
+  /**
+   * For a fenced acquisition: makes sure fence floors are being restored. `undefined` when a
+   * quorum of voting nodes has complete floors already; otherwise resolves after one more
+   * survey (bounded by `timeoutMs`), so the first fenced lock does not fail on floors that are
+   * merely unread.
+   */
+  fences(timeoutMs: number): Promise<void> | undefined {
+    if (!this.enabled) return undefined;
+    if (!this.fencing) this.fencing = true;
+    // Once a survey has looked at the floors, a later one comes with the recheck: no call waits
+    // for it (a node that stays blocked must not cost every fenced acquisition a wait).
+    if (this.floorsSurveyed) return undefined;
+    const ready = this.members.filter((m) => m.state === 'voting' && m.fence === 'complete');
+    if (ready.length >= this.quorum) return undefined;
+    if (!this.members.some((m) => m.state !== 'unknown' && m.fence !== 'complete')) {
+      return undefined;
+    }
+    if (this.surveying === undefined) this.requestSurvey();
+    return this.nextSurvey(timeoutMs);
   }
 
   /**
@@ -178,7 +261,6 @@ export class Membership {
     // Synchronous when nothing is to be recorded (the usual case): an attempt's round then
     // starts in the same turn as the call, and its validity is measured from there.
     if (!this.enabled) return undefined;
-    if (ttl > this.longestLease) this.longestLease = ttl;
     const now = this.clock.now();
     // Recorded again once less than a quarter lease of slack is left, so a record usually
     // happens before an acquisition needs it, and rarely (about once per ttl per node).
@@ -191,7 +273,7 @@ export class Membership {
       // A node whose last record failed (hung, refusing) is not asked again, nor waited for,
       // until a back-off has passed: it must not cost every attempt a node timeout.
       if (member.covering === undefined && now < member.coverFailedUntil) continue;
-      member.covering ??= this.recordHorizon(i, Math.max(ttl, this.options.ttl) * HORIZON_TTLS);
+      member.covering ??= this.recordHorizon(i, horizonWindow(ttl, this.options.ttl));
       pending.push(member.covering);
     }
     if (pending.length === 0) return undefined;
@@ -208,12 +290,21 @@ export class Membership {
   /** Stops every timer (the lock manager is closing). */
   close(): void {
     this.closed = true;
-    for (const member of this.members) {
-      this.clock.clearTimer(member.timer);
-      this.clock.clearTimer(member.retryTimer);
-      member.decided?.();
-      member.decided = undefined;
-    }
+    this.clock.clearTimer(this.recheckTimer);
+    for (const member of this.members) this.clock.clearTimer(member.timer);
+    const waiting = this.surveyed;
+    this.surveyed = [];
+    for (const wake of waiting) wake();
+  }
+
+  /** A node whose server refuses INFO, voting because the lock manager was told to trust it. */
+  private trusted(index: number): boolean {
+    const node = this.nodes[index];
+    return (
+      this.options.trustUnidentifiedNodes &&
+      node.serverInfo === undefined &&
+      node.identityError === 'refused'
+    );
   }
 
   /** The member for `index`, started over when its node's identity changed. */
@@ -221,24 +312,23 @@ export class Membership {
     const member = this.members[index];
     const node = this.nodes[index];
     const info = node.serverInfo;
-    if (info !== member.info || member.state === 'unknown') {
-      if (info !== member.info) {
-        member.info = info;
-        member.epoch++;
-        // A new incarnation may have lost the horizon recorded on the old one.
-        member.coveredUntil = -Infinity;
-        this.clock.clearTimer(member.timer);
-        this.clock.clearTimer(member.retryTimer);
-        member.timer = undefined;
-        member.state = 'unknown';
-      }
-      if (info !== undefined && member.state === 'unknown') {
-        member.state = 'checking';
-        void this.check(index, member.epoch);
-      } else if (info === undefined && node.identityError === 'failed') {
-        this.retryIdentity(index);
-      }
+    if (info !== member.info) {
+      member.info = info;
+      member.epoch++;
+      // Every node's horizon must be filed under this node's run_id before a lease it votes for
+      // is covered (quarantine.ts): records made before are no longer enough, on any node.
+      this.identities++;
+      for (const other of this.members) other.coveredUntil = -Infinity;
+      member.voteAt = Infinity;
+      member.why = undefined;
+      member.fence = 'unknown';
+      member.said = false;
+      this.clock.clearTimer(member.timer);
+      member.timer = undefined;
+      member.state = info === undefined ? 'unknown' : 'pending';
+      if (info !== undefined) this.requestSurvey();
     }
+    if (info === undefined && node.identityError === 'failed') this.retryIdentity(index);
     return member;
   }
 
@@ -256,167 +346,165 @@ export class Membership {
     }, RECHECK_MS);
   }
 
-  /** Decides on one identity of one node: admitted now, after a wait, or looked at again later. */
-  private async check(index: number, epoch: number): Promise<void> {
-    const member = this.members[index];
-    const node = this.nodes[index];
-    const info = member.info!;
-    const current = () => !this.closed && member.epoch === epoch;
-    const own = await this.readStanding([node]);
-    if (!current()) return;
-    const standing = own[0];
-    if (standing === undefined) return this.recheck(index, epoch);
-    // A lower bound: `uptime_in_seconds` is whole seconds (the true age lies within a second
-    // above u - 1), plus the time since the reading when the adapter dated it.
-    const since = info.readAt === undefined ? 0 : Math.max(0, this.clock.now() - info.readAt);
-    const ageMs = Math.max(0, info.uptimeSeconds - 1) * 1_000 + since;
-    const minUptime = typeof this.options.quarantine === 'number' ? this.options.quarantine : 0;
-    if (standing.stamp === info.runId || info.durable) {
-      // Kept every key since some lock manager admitted it (or keeps them across crashes).
-      return this.admitAfter(index, epoch, Math.max(0, minUptime - ageMs), undefined);
+  /** Starts a survey now, or right after the one under way. */
+  private requestSurvey(): void {
+    if (this.closed) return;
+    if (this.surveying !== undefined) {
+      this.surveyAgain = true;
+      return;
     }
-    const peers = this.nodes.filter((_, i) => i !== index);
-    const replies = await this.readStanding(peers);
-    if (!current()) return;
-    const known: PeerStanding[] = [];
-    peers.forEach((peer, i) => {
-      const reply = replies[i];
-      if (reply === undefined) return;
-      const peerInfo = peer.serverInfo;
-      known.push({
-        ...reply,
-        intact: peerInfo !== undefined && (peerInfo.durable || reply.stamp === peerInfo.runId),
-      });
+    this.clock.clearTimer(this.recheckTimer);
+    this.recheckTimer = undefined;
+    this.surveying = this.survey().finally(() => {
+      this.surveying = undefined;
+      const waiting = this.surveyed;
+      this.surveyed = [];
+      for (const wake of waiting) wake();
+      if (this.surveyAgain) {
+        this.surveyAgain = false;
+        this.requestSurvey();
+      } else this.scheduleRecheck();
     });
-    const wait = admissionWait(known, peers.length, this.quorum, this.options.driftFactor, {
-      ageMs,
-      fallbackMs: this.longestLease,
-    });
-    if (!wait.informed) {
-      this.logger.warn(
-        `Redis node ${node.name} may have restarted without its data, and too few of its peers answered to tell how long its leases may last: it waits until it has been up for the longest lease this lock manager knows of (${this.longestLease} ms)`,
-      );
-    }
-    const floor = Math.max(standing.floor, ...known.map((peer) => peer.floor));
-    this.admitAfter(index, epoch, Math.max(wait.waitMs, minUptime - ageMs), floor);
-    if (wait.informed) this.watchStamp(index, epoch);
-    if (!wait.informed) {
-      // The peers may answer soon (slow, still connecting): an informed decision then replaces
-      // the fallback, which is only the longest wait.
-      this.clock.clearTimer(member.retryTimer);
-      member.retryTimer = this.clock.setTimer(() => {
-        if (!this.closed && member.epoch === epoch && member.state === 'quarantined') {
-          void this.check(index, epoch);
-        }
-      }, RECHECK_MS);
-    }
   }
 
-  /**
-   * While the node waits, looks at its stamp again every RECHECK_MS: another lock manager that
-   * started with this one on a fresh fleet may have admitted it before any horizon existed, and
-   * its stamp admits the node for every lock manager (the rule of {@link check}). Without this
-   * look, this one waited out the horizons it had read between the other's first records and its
-   * stamp — up to two of their ttls — failing its acquisitions as unavailable meanwhile (seen in
-   * notifications.spec and stale-cleanup.spec when two lock managers start together).
-   */
-  private watchStamp(index: number, epoch: number): void {
-    const member = this.members[index];
-    const waiting = () => !this.closed && member.epoch === epoch && member.state === 'quarantined';
-    this.clock.clearTimer(member.retryTimer);
-    member.retryTimer = this.clock.setTimer(() => {
-      if (!waiting()) return;
-      void this.readStanding([this.nodes[index]]).then(([standing]) => {
-        if (!waiting()) return;
-        if (standing !== undefined && standing.stamp === member.info?.runId) {
-          this.admitAfter(index, epoch, 0, undefined);
-        } else {
-          this.watchStamp(index, epoch);
-        }
-      });
+  /** Looks again in RECHECK_MS while an answer still missing could change a decision. */
+  private scheduleRecheck(): void {
+    if (this.closed || this.recheckTimer !== undefined) return;
+    const open = this.members.some(
+      (m) =>
+        m.state === 'pending' ||
+        (m.state === 'waiting' && m.why === 'uptime') ||
+        (this.fencing && m.state !== 'unknown' && m.fence !== 'complete'),
+    );
+    if (!open) return;
+    this.recheckTimer = this.clock.setTimer(() => {
+      this.recheckTimer = undefined;
+      this.requestSurvey();
     }, RECHECK_MS);
   }
 
-  /** Admits the node after `waitMs` (quarantined meanwhile); with `floor`, stamps it first. */
-  private admitAfter(
-    index: number,
-    epoch: number,
-    waitMs: number,
-    floor: number | undefined,
-  ): void {
+  /** One survey: every node's facts, then a decision for each node that needs one. */
+  private async survey(): Promise<void> {
+    const epochs = this.members.map((m) => m.epoch);
+    const fencing = this.fencing;
+    const replies = await this.readStanding();
+    if (this.closed) return;
+    const now = this.clock.now();
+    const survey = replies.map((reply, i) =>
+      reply === undefined ? undefined : this.facts(i, reply),
+    );
+    const restores: Promise<void>[] = [];
+    survey.forEach((facts, index) => {
+      const member = this.members[index];
+      // About another identity than the one we know (a restart since, or INFO not read yet).
+      if (facts === undefined || member.epoch !== epochs[index]) return;
+      if (member.info?.runId !== facts.runId) return;
+      if (member.state === 'pending' || member.state === 'waiting') {
+        this.decide(index, admission(survey, index, this.rule), now);
+      }
+      if (this.fencing && member.fence !== 'complete') {
+        restores.push(this.restoreFence(index, survey, facts.runId));
+      }
+    });
+    await Promise.all(restores);
+    if (fencing) this.floorsSurveyed = true;
+  }
+
+  /** A node's facts for the rule, from its STANDING reply. */
+  private facts(index: number, reply: NodeStanding): NodeFacts {
+    return nodeFacts(reply, this.nodes[index].serverInfo);
+  }
+
+  /** Applies one survey's admission to a node: the earliest time any survey allowed wins. */
+  private decide(index: number, decision: Admission, now: number): void {
     const member = this.members[index];
-    const node = this.nodes[index];
+    const voteAt = now + decision.voteInMs;
+    if (voteAt >= member.voteAt) return;
+    member.voteAt = voteAt;
+    member.why = decision.why;
     this.clock.clearTimer(member.timer);
-    const admit = async () => {
-      if (this.closed || member.epoch !== epoch) return;
-      if (floor !== undefined) {
-        const stamped = await this.bounded(node, (n) =>
-          n.admit!(this.keys, member.info!.runId, floor, FENCE_COUNTER_KEEP_MS),
-        );
-        if (this.closed || member.epoch !== epoch) return;
-        if (!stamped) return this.recheck(index, epoch);
-      }
-      member.state = 'admitted';
-      member.checkFailures = 0;
-      this.decide(member);
-      if (member.wasQuarantined) {
-        member.wasQuarantined = false;
-        this.listener.rejoined(node.name);
-      }
-    };
-    if (waitMs <= 0) {
-      void admit();
+    member.timer = undefined;
+    if (decision.voteInMs <= 0) {
+      this.admit(index);
       return;
     }
-    member.state = 'quarantined';
-    if (!member.wasQuarantined) {
-      member.wasQuarantined = true;
-      this.listener.quarantined(node.name, waitMs);
-    }
-    // A first decision for `settle()` even when uninformed: the first lock must not wait on
-    // peers that are down; a look again (below) may still shorten the wait.
-    this.decide(member);
-    member.timer = this.clock.setTimer(() => void admit(), waitMs);
-  }
-
-  /** Looks at the node again after a growing back-off (state: checking until then). */
-  private recheck(index: number, epoch: number): void {
-    const member = this.members[index];
-    if (this.closed || member.epoch !== epoch) return;
-    member.state = 'checking';
-    this.decide(member);
+    member.state = 'waiting';
+    const epoch = member.epoch;
     member.timer = this.clock.setTimer(() => {
-      if (this.closed || member.epoch !== epoch) return;
-      void this.check(index, epoch);
-    }, this.backoff(member.checkFailures++));
+      if (!this.closed && member.epoch === epoch && member.state === 'waiting') this.admit(index);
+    }, decision.voteInMs);
+    if (!member.said) {
+      member.said = true;
+      this.logger.warn(this.quarantineLine(index, decision));
+      this.listener.quarantined(this.nodes[index].name, decision.voteInMs);
+    }
   }
 
-  /** Two node timeouts after the first failure, doubling with each next one, up to RECHECK_MS. */
-  private backoff(failures: number): number {
-    return Math.min(RECHECK_MS, 2 * this.options.nodeTimeout * 2 ** Math.min(failures, 10));
+  private admit(index: number): void {
+    const member = this.members[index];
+    member.state = 'voting';
+    member.timer = undefined;
+    if (member.said) {
+      this.logger.log(`Redis node ${this.nodes[index].name} counts toward a quorum again`);
+      this.listener.rejoined(this.nodes[index].name);
+    }
   }
 
-  private decide(member: Member): void {
-    const decided = member.decided;
-    member.decided = undefined;
-    decided?.();
+  /** The one line said when a node starts waiting: why, and for at most how long. */
+  private quarantineLine(index: number, decision: Admission): string {
+    const name = this.nodes[index].name;
+    const ms = Math.ceil(decision.voteInMs);
+    const start = `Redis node ${name} restarted without proof that its data survived, so it may have lost keys of locks still held: it does not count toward a quorum for up to ${ms} ms`;
+    return decision.why === 'horizons'
+      ? `${start}, until the leases its peers recorded have ended`
+      : `${start}, until it has been up for maxTtl (${settledAfterMs(this.rule)} ms with drift): too few of its peers answered to bound its leases`;
+  }
+
+  /** Completes a node's fence floor when the survey allows it (quarantine.ts floorRestore). */
+  private async restoreFence(
+    index: number,
+    survey: readonly (NodeFacts | undefined)[],
+    runId: string,
+  ): Promise<void> {
+    const member = this.members[index];
+    const epoch = member.epoch;
+    const plan = floorRestore(survey, index, this.quorum);
+    if (plan.kind !== 'restore') {
+      member.fence = plan.kind;
+      return;
+    }
+    const node = this.nodes[index];
+    const [reply] = await fanOut(
+      [node],
+      (n) => n.restoreFloor!(this.keys, runId, plan.floor, FENCE_COUNTER_KEEP_MS),
+      { clock: this.clock, timeoutMs: this.options.nodeTimeout },
+    );
+    if (this.closed || member.epoch !== epoch) return;
+    // Not written (another incarnation answered, or no answer): looked at again by a later survey.
+    member.fence = reply.kind === 'ok' && reply.value ? 'complete' : 'blocked';
   }
 
   private async recordHorizon(index: number, windowMs: number): Promise<void> {
     const member = this.members[index];
     const node = this.nodes[index];
     const epoch = member.epoch;
+    const identities = this.identities;
     const sentAt = this.clock.now();
+    const runIds = this.nodes.flatMap((n) =>
+      n.serverInfo === undefined ? [] : [n.serverInfo.runId],
+    );
     try {
-      const recorded = await this.bounded(node, (n) =>
-        n.recordHorizon!(this.keys.horizon, windowMs),
-      );
+      const [reply] = await fanOut([node], (n) => n.recordHorizon!(this.keys, windowMs, runIds), {
+        clock: this.clock,
+        timeoutMs: this.options.nodeTimeout,
+      });
+      const recorded = reply.kind === 'ok';
       // The node applied it after it was sent: its horizon is at least its own time then plus
       // the window. A lease whose client-side end falls before this is covered, node clocks
       // running faster than ours included.
       if (recorded) member.coverFailures = 0;
-      if (recorded && member.epoch === epoch) {
-        const until = sentAt + windowMs / (1 + this.options.driftFactor) - 2;
+      if (recorded && member.epoch === epoch && this.identities === identities) {
+        const until = coveredUntil(sentAt, windowMs, this.options.driftFactor);
         member.coveredUntil = Math.max(member.coveredUntil, until);
       } else if (!recorded && member.coverFailures++ > 0) {
         // The first failure is asked again by the next acquisition, not backed off (issue 19):
@@ -429,30 +517,84 @@ export class Membership {
     }
   }
 
+  /** Two node timeouts after the first failure, doubling with each next one, up to RECHECK_MS. */
+  private backoff(failures: number): number {
+    return Math.min(RECHECK_MS, 2 * this.options.nodeTimeout * 2 ** Math.min(failures, 10));
+  }
+
   /**
-   * Each node's standing, or `undefined` where it did not answer in time. Off the lock path, so
+   * Every node's standing, or `undefined` where it did not answer in time. Off the lock path, so
    * a slow node gets longer than `nodeTimeout` (up to a second): a peer that is merely slow
-   * should not leave a restarted node waiting on the fallback.
+   * should not leave a restarted node waiting until it is settled.
    */
-  private async readStanding(nodes: readonly RedisNode[]): Promise<(NodeStanding | undefined)[]> {
-    const replies = await fanOut(nodes, (node) => node.readStanding!(this.keys), {
+  private async readStanding(): Promise<(NodeStanding | undefined)[]> {
+    const replies = await fanOut(this.nodes, (node) => node.readStanding!(this.keys), {
       clock: this.clock,
       timeoutMs: Math.max(this.options.nodeTimeout, STANDING_TIMEOUT_MS),
     });
     return replies.map((reply) => (reply.kind === 'ok' ? reply.value : undefined));
   }
+}
 
-  /** Runs one command on `node`, bounded by `nodeTimeout`; true when it answered without error. */
-  private async bounded(
-    node: RedisNode,
-    command: (node: RedisNode) => Promise<unknown>,
-  ): Promise<boolean> {
-    const [reply] = await fanOut([node], command, {
-      clock: this.clock,
-      timeoutMs: this.options.nodeTimeout,
-    });
-    return reply.kind === 'ok';
-  }
+/**
+ * A node's facts for the restart rule (quarantine.ts), from its STANDING reply and what our own
+ * connection's INFO and CONFIG read (`info`, possibly about an earlier incarnation).
+ */
+export function nodeFacts(reply: NodeStanding, info: ServerInfo | undefined): NodeFacts {
+  return {
+    runId: reply.runId,
+    // uptime_in_seconds is whole seconds: the true age is at least u - 1 s.
+    ageMs: Math.max(0, reply.uptimeSeconds - 1) * 1_000,
+    born: reply.born,
+    // The configuration read over our own connection, if it is about this same server.
+    durableConfig: info !== undefined && info.runId === reply.runId && info.durable,
+    horizons: reply.horizons,
+    floor: reply.floor,
+    fenced: reply.fenced,
+  };
+}
+
+/**
+ * Whether a node that restart detection has decided on votes for a lease of `ttl` ms from
+ * `now` (none: standing only), in a fenced acquisition or not: it votes (`state`), its recorded
+ * horizon covers the lease, and for a fenced one its floor is complete.
+ */
+export function votes(
+  member: { readonly state: string; readonly coveredUntil: number; readonly fence: string },
+  now: number,
+  ttl: number | undefined,
+  fenced: boolean,
+): boolean {
+  return (
+    member.state === 'voting' &&
+    (ttl === undefined || member.coveredUntil >= now + ttl) &&
+    (!fenced || member.fence === 'complete')
+  );
+}
+
+/**
+ * Until when (our monotonic ms) a horizon recorded with `windowMs`, sent at `sentAt`, covers a
+ * lease: the node applied it after it was sent, so its horizon is at least its own time then
+ * plus the window; node clocks running up to `driftFactor` faster than ours are allowed for.
+ */
+export function coveredUntil(sentAt: number, windowMs: number, driftFactor: number): number {
+  return sentAt + windowMs / (1 + driftFactor) - 2;
+}
+
+/** How far ahead a horizon is recorded for a lease of `ttl` (ms), given the default ttl. */
+export function horizonWindow(ttl: number, defaultTtl: number): number {
+  return Math.max(ttl, defaultTtl) * HORIZON_TTLS;
+}
+
+/**
+ * The name of a fleet's fence records: its key prefix and its node list, as written. Lock
+ * managers that list the same nodes the same way share their records; one that lists them
+ * otherwise (or another fleet sharing a node) restores floors for itself.
+ */
+export function fleetId(keyPrefix: string, nodeNames: readonly string[]): string {
+  const text = [keyPrefix, ...[...nodeNames].sort()].join('\u0000');
+  // Not a secret: 64 bits so that two fleets sharing a node never share a name by chance.
+  return createHash('sha1').update(text).digest('hex').slice(0, 16);
 }
 
 /**
@@ -464,6 +606,6 @@ export function nodesWithoutMembership(nodes: readonly RedisNode[]): RedisNode[]
     (node) =>
       typeof node.recordHorizon !== 'function' ||
       typeof node.readStanding !== 'function' ||
-      typeof node.admit !== 'function',
+      typeof node.restoreFloor !== 'function',
   );
 }

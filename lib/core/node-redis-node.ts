@@ -1,7 +1,7 @@
 import {
   ACQUIRE_FENCED_SCRIPT,
   ACQUIRE_SCRIPT,
-  ADMIT_SCRIPT,
+  RESTORE_FLOOR_SCRIPT,
   HORIZON_SCRIPT,
   STANDING_SCRIPT,
   EXTEND_SCRIPT,
@@ -33,12 +33,13 @@ import {
   isNoPermission,
   isNoScript,
   isWrongType,
+  standingKeys,
   standingReply,
   queuedArgs,
   handOffArgs,
   handOffReply,
 } from './script-replies';
-import { fsyncsEveryWrite, parseServerInfo } from './server-info';
+import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
 
 /**
  * What this adapter needs of a node-redis (`redis` v5) client: its raw command interface and
@@ -180,16 +181,32 @@ export class NodeRedisNode implements RedisNode {
     return Number(reply) === 1;
   }
 
-  async recordHorizon(key: string, windowMs: number): Promise<void> {
-    await this.run(HORIZON_SCRIPT, [key], Math.ceil(windowMs));
+  async recordHorizon(
+    keys: StandingKeys,
+    windowMs: number,
+    runIds: readonly string[],
+  ): Promise<void> {
+    await this.run(HORIZON_SCRIPT, [keys.horizon, keys.born], Math.ceil(windowMs), ...runIds);
   }
 
   async readStanding(keys: StandingKeys): Promise<NodeStanding> {
-    return standingReply(await this.run(STANDING_SCRIPT, [keys.stamp, keys.horizon, keys.floor]));
+    return standingReply(await this.run(STANDING_SCRIPT, standingKeys(keys)));
   }
 
-  async admit(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<void> {
-    await this.run(ADMIT_SCRIPT, [keys.stamp, keys.floor], runId, String(floor), keepMs);
+  async restoreFloor(
+    keys: StandingKeys,
+    runId: string,
+    floor: number,
+    keepMs: number,
+  ): Promise<boolean> {
+    const reply = await this.run(
+      RESTORE_FLOOR_SCRIPT,
+      [keys.floor, keys.fenced],
+      runId,
+      String(floor),
+      keepMs,
+    );
+    return Number(reply) === 1;
   }
 
   get identityError(): 'failed' | 'refused' | undefined {
@@ -311,11 +328,11 @@ export class NodeRedisNode implements RedisNode {
     this.infoError = undefined;
     this.identifying = Promise.all([
       this.client.sendCommand(['INFO', 'server']),
-      this.isDurable(),
+      this.readConfig(),
     ]).then(
-      ([text, durable]) => {
+      ([text, config]) => {
         // Dated when the reply arrived (a lower bound; the send would add the round trip).
-        this.info = parseServerInfo(String(text), durable, this.clock.now());
+        this.info = parseServerInfo(String(text), config, this.clock.now());
         if (this.info === undefined) this.infoError = 'refused';
       },
       (error: unknown) => {
@@ -325,12 +342,10 @@ export class NodeRedisNode implements RedisNode {
     );
   }
 
-  /** `appendonly yes` + `appendfsync always`; false when CONFIG is not allowed. */
-  private isDurable(): Promise<boolean> {
-    // False when CONFIG is not allowed: then the server is not known to keep its keys.
-    return Promise.resolve(this.client.sendCommand(['CONFIG', 'GET', 'append*'])).then(
-      fsyncsEveryWrite,
-      () => false,
+  /** Persistence and eviction settings; unknown parts where CONFIG is not allowed. */
+  private readConfig(): Promise<ServerConfig> {
+    return readServerConfig((pattern) =>
+      Promise.resolve(this.client.sendCommand(['CONFIG', 'GET', pattern])),
     );
   }
 

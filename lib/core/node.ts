@@ -159,19 +159,21 @@ export interface RedisNode {
   identify?(): Promise<void>;
 
   /**
-   * Membership (DESIGN §5.7): raises this node's lease horizon to its own time + `windowMs`
-   * (HORIZON_SCRIPT). Needed on every node while the quarantine is on.
+   * Membership (DESIGN §5.7): raises this node's lease horizons filed under each of `runIds` (the
+   * fleet's nodes as the lock manager knows them) to its own time + `windowMs`, and writes its
+   * marker if it has none (HORIZON_SCRIPT). Needed on every node while the quarantine is on.
    */
-  recordHorizon?(key: string, windowMs: number): Promise<void>;
+  recordHorizon?(keys: StandingKeys, windowMs: number, runIds: readonly string[]): Promise<void>;
 
-  /** Membership: the node's stamp, time to its horizon and fence floor (STANDING_SCRIPT). */
+  /** Membership: what the node says about itself, in one atomic call (STANDING_SCRIPT). */
   readStanding?(keys: StandingKeys): Promise<NodeStanding>;
 
   /**
-   * Membership: raises the node's fence floor to `floor` (kept `keepMs`), then stamps it with
-   * `runId` (ADMIT_SCRIPT).
+   * Membership: raises the node's fence floor to `floor` (kept `keepMs`) and records that this
+   * fleet restored it, only if the server still has `runId` (RESTORE_FLOOR_SCRIPT); false when
+   * it has another (it restarted since it was surveyed) and nothing was written.
    */
-  admit?(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<void>;
+  restoreFloor?(keys: StandingKeys, runId: string, floor: number, keepMs: number): Promise<boolean>;
 
   /**
    * Registers a listener for the node's health transitions: `down` (connection lost), `up`
@@ -190,24 +192,35 @@ export interface RedisNode {
   close(): Promise<void>;
 }
 
-/** Where a node keeps its standing (one set per key prefix): see membership.ts. */
+/** Where a node keeps what restart detection reads (one set per key prefix): see membership.ts. */
 export interface StandingKeys {
-  /** The `run_id` under which the node was last admitted. */
-  readonly stamp: string;
-  /** Until when (server ms) a lease granted on it may last. */
+  /** Until when (server ms) a lease granted on it may last, filed by the `run_id`s of the fleet. */
   readonly horizon: string;
+  /** The `run_id` under which its data set was first written to (no expiry). */
+  readonly born: string;
   /** The highest fencing token it has seen. */
   readonly floor: string;
+  /** The `run_id` under which this fleet last restored its fence floor. */
+  readonly fenced: string;
 }
 
-/** A node's standing, as {@link RedisNode.readStanding} reads it. */
+/** What a node says about itself, as {@link RedisNode.readStanding} reads it (STANDING_SCRIPT). */
 export interface NodeStanding {
-  /** The `run_id` it was last admitted under, if any. */
-  readonly stamp: string | undefined;
-  /** Ms (on its own clock) until its lease horizon; ≤ 0 when none is left. */
-  readonly horizonLeftMs: number;
+  /** Its `run_id` as it answered. */
+  readonly runId: string;
+  /** Its `uptime_in_seconds` as it answered. */
+  readonly uptimeSeconds: number;
+  /** The `run_id` its marker names, if it has one. */
+  readonly born: string | undefined;
+  /**
+   * Its lease horizons still ahead: ms (on its own clock) until each, by the `run_id` it was
+   * filed under.
+   */
+  readonly horizons: Readonly<Record<string, number>>;
   /** Its fence floor (0: none). */
   readonly floor: number;
+  /** The `run_id` under which this fleet last restored its fence floor, if any. */
+  readonly fenced: string | undefined;
 }
 
 /** A health transition of a node. */
@@ -255,16 +268,21 @@ export interface ServerInfo {
   /** `uptime_in_seconds` at the time of reading. */
   readonly uptimeSeconds: number;
   /**
-   * True when the server writes every command to its append-only file before answering
-   * (`appendonly yes` with `appendfsync always`): it keeps its keys across a crash, so a
-   * restart needs no quarantine. False when unknown (CONFIG not allowed).
+   * True when the server's configuration writes every command to its append-only file before
+   * answering (`appendonly yes` with `appendfsync always`). Configuration alone proves nothing
+   * about a restart (a container restarted without its volume keeps it and loses the data): a
+   * restarted node is exempt only when its marker also survived (quarantine.ts). False when
+   * unknown (CONFIG not allowed).
    */
   readonly durable: boolean;
   /**
+   * Its `maxmemory-policy`, when CONFIG may be read: any policy but `noeviction` can evict lock
+   * keys (every one has a TTL) under memory pressure, and the lock manager warns at start-up.
+   */
+  readonly evictionPolicy?: string;
+  /**
    * When the reading was taken, on the core's clock ({@link Clock.now} of the `Redlock` the
-   * node serves). The server's age is `uptimeSeconds` plus the time since. An adapter that
-   * cannot say leaves it out: the age is then the uptime alone, a lower bound (it only matters
-   * for `quarantine: <ms>` and for the uptime a restarted node waits when its peers cannot tell).
+   * node serves). An adapter that cannot say leaves it out.
    */
   readonly readAt?: number;
 }

@@ -70,17 +70,23 @@ export interface RedlockOptions {
    */
   fencing?: boolean;
   /**
-   * Client-enforced delayed restarts (DESIGN §5.7): a node that may have lost keys of locks
-   * still held (restarted without its data) does not count toward a quorum (it is still written
-   * to and released on) until every lease any lock manager could have held on it has ended. The
-   * fleet remembers what that takes: each node records a lease horizon and is stamped with the
-   * `run_id` it was admitted under, so a lock manager started after a restart learns it from the
-   * node's peers (membership.ts). Durable nodes (`appendonly yes` + `appendfsync always`) are
-   * exempt. `true`: as long as the fleet's horizons say; a number: also until the restarted
-   * server has been up that many ms; `false`: off (every node votes; no horizons are recorded).
+   * Client-enforced delayed restarts (DESIGN §5.7, docs/guarantees.md): a node that may have lost
+   * keys of locks still held (restarted without proof that its data survived) does not count
+   * toward a quorum (it is still written to and released on) until every lease any client could
+   * have held on it has ended — at most `maxTtl` after its restart, sooner when its peers' lease
+   * horizons tell. `false`: off (every node votes; no horizons are recorded).
    * @default true
    */
-  quarantine?: boolean | number;
+  quarantine?: boolean;
+  /**
+   * The longest lease (ms) any client of this fleet may hold: a `ttl`, a per-call ttl or an
+   * `extend(ttl)` above it is refused with RedlockConfigError. It is what a restarted node that
+   * lost its data waits out when its peers cannot tell more, so **every lock manager of a fleet
+   * must use the same value**. At most 24 h; longer work holds a lock by extending it
+   * (`using()`, `@Locked`).
+   * @default 60000
+   */
+  maxTtl?: number;
   /**
    * Let a node whose server refuses `INFO` (ACLs, some managed services) count toward a quorum.
    * Without its `run_id` a restart of it cannot be detected, so by default it does not vote;
@@ -175,7 +181,8 @@ export interface ResolvedRedlockOptions {
   maxHold: number;
   maxResourceLength: number;
   fencing: boolean;
-  quarantine: boolean | number;
+  quarantine: boolean;
+  maxTtl: number;
   trustUnidentifiedNodes: boolean;
   reentrant: boolean;
   notifications: boolean;
@@ -197,6 +204,7 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   maxResourceLength: 1024,
   fencing: false,
   quarantine: true,
+  maxTtl: 60_000,
   trustUnidentifiedNodes: false,
   reentrant: false,
   notifications: true,
@@ -285,14 +293,22 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
       `must be a positive number of ms, at most ttl (${resolved.ttl} ms)`,
     );
   }
-  const quarantine = resolved.quarantine;
-  if (typeof quarantine !== 'boolean' && !isPositiveFinite(quarantine)) {
+  if (typeof resolved.quarantine !== 'boolean') {
     throw new RedlockConfigError(
       'quarantine',
-      quarantine,
-      "must be true (as long as the fleet's lease horizons say), false (off) or a positive number of ms (also a minimum uptime)",
+      resolved.quarantine,
+      'must be true or false (how long a restarted node waits is maxTtl, the longest lease of the fleet)',
     );
   }
+  assertTtl('maxTtl', resolved.maxTtl);
+  if (resolved.maxTtl > MAX_TTL_LIMIT) {
+    throw new RedlockConfigError(
+      'maxTtl',
+      resolved.maxTtl,
+      `must be at most ${MAX_TTL_LIMIT} ms (24 h); hold a lock longer by extending it (using(), @Locked)`,
+    );
+  }
+  assertWithinMaxTtl('ttl', resolved.ttl, resolved.maxTtl);
   return resolved;
 }
 
@@ -308,7 +324,7 @@ export function resolveCallSettings(
   if (options === undefined) return defaults;
   assertLockTimings(options);
   const { ttl, wait, retryDelay, retryJitter, fencing, reentrant } = options;
-  if (ttl !== undefined) assertLockTtl(ttl, defaults.nodeTimeout);
+  if (ttl !== undefined) assertLockTtl(ttl, defaults.nodeTimeout, 'ttl', defaults.maxTtl);
   if (fencing !== undefined) assertBoolean('fencing', fencing);
   if (reentrant !== undefined) assertBoolean('reentrant', reentrant);
   return {
@@ -342,16 +358,40 @@ export function assertLockTimings(options: LockTimings, prefix = ''): void {
 
 /**
  * A lease for one lock: a positive integer number of ms, at least four node timeouts (else
- * slow nodes could eat the lease, and an auto-extension would have no time to retry).
+ * slow nodes could eat the lease, and an auto-extension would have no time to retry), and at
+ * most `maxTtl` when given (the fleet's longest lease: what a restarted node waits out).
  * @throws RedlockConfigError
  */
-export function assertLockTtl(ttl: unknown, nodeTimeout: number, option = 'ttl'): void {
+export function assertLockTtl(
+  ttl: unknown,
+  nodeTimeout: number,
+  option = 'ttl',
+  maxTtl?: number,
+): void {
   assertTtl(option, ttl);
   if (nodeTimeout > maxNodeTimeout(ttl as number)) {
     throw new RedlockConfigError(
       option,
       ttl,
       `must be at least 4 × nodeTimeout (${nodeTimeout} ms)`,
+    );
+  }
+  if (maxTtl !== undefined) assertWithinMaxTtl(option, ttl as number, maxTtl);
+}
+
+/** The largest `maxTtl`: 24 h, so that no timer of twice it (with drift) can overflow. */
+const MAX_TTL_LIMIT = 86_400_000;
+
+/**
+ * A lease above the fleet's `maxTtl` is refused: a node that restarted without its data waits
+ * `maxTtl` at most, so a longer lease could outlive the wait and meet a second holder.
+ */
+function assertWithinMaxTtl(option: string, ttl: number, maxTtl: number): void {
+  if (ttl > maxTtl) {
+    throw new RedlockConfigError(
+      option,
+      ttl,
+      `must be at most maxTtl (${maxTtl} ms), the longest lease of the fleet; hold a lock longer by extending it (using(), @Locked), or raise maxTtl on every lock manager of the fleet`,
     );
   }
 }

@@ -1,58 +1,173 @@
-import type { NodeStanding } from './node';
-
 /**
- * Client-enforced delayed restarts (DESIGN §5.7), the pure decision: how long a node that may
- * have lost keys (restarted without its data, or never admitted before) must wait before it
- * counts toward a quorum. The fleet's memory (membership.ts) supplies what each peer said.
+ * Client-enforced delayed restarts (DESIGN §5.7, docs/guarantees.md), the pure decisions: when a
+ * node that may have lost keys may vote again, and when a node's fence floor may be trusted.
+ * They read only facts every node reports about itself in one script call (STANDING_SCRIPT):
+ * its `run_id` and uptime, the marker written into its data before it restarted (if it survived),
+ * its lease horizon and fence floor. No decision rests on a judgment another lock manager wrote,
+ * on another manager's ttl, or on what the node's configuration promises about its data.
+ *
+ * The rule, for one lock manager and one node X (N nodes, quorum q, shared bound `maxTtl`):
+ * 1. X is **settled** when it has been up for `maxTtl` (plus drift), or its data provably
+ *    survived its restart (`appendfsync always` *and* the marker written before the restart is
+ *    still there). A settled node votes: every lease it could have lost has ended, or it lost none.
+ * 2. Any other node votes once the lease horizons its peers filed under `run_id`s that are no
+ *    longer any node's current one (X's old one among them) have passed — provided every peer
+ *    answered, or the peers that did not answer plus the unsettled nodes (X included) are fewer
+ *    than q. Otherwise it votes once it is settled (rule 1).
+ * 3. Every lease is at most `maxTtl` (refused above), and a node votes for a lease only once its
+ *    horizon covers it, filed under the `run_id`s of every node the lock manager knows
+ *    (membership.ts records it first, and again whenever one of them changes).
+ * Why 2 holds: a lease X lost was last granted or extended, with X's vote, by a quorum Q within
+ * the last `maxTtl`; each member filed a horizon covering it under X's run_id of then, which is
+ * no node's now. Fewer than q nodes lose their data within `maxTtl` (the assumption), so some
+ * member of Q kept it — and that horizon — since. If every peer answered, that member did. If
+ * not, it can be missing only if Q fits inside the unanswered peers and the unsettled nodes,
+ * which the condition rules out. Horizons filed under current `run_id`s are leases granted since
+ * X restarted, without its vote: waiting for them would protect nothing (a lock manager that
+ * joins a young fleet, a fleet restarted whole).
  */
 
-/** What one peer of the node said about itself (STANDING_SCRIPT), and whether it can be trusted. */
-export interface PeerStanding extends NodeStanding {
-  /**
-   * The peer has kept its keys since it was admitted (its stamp is its current run_id) or
-   * keeps them across crashes (durable): its horizon covers every lease granted on it.
-   */
-  readonly intact: boolean;
+/** What one node said about itself in one STANDING_SCRIPT call. */
+export interface NodeFacts {
+  /** Its `run_id` when it answered. */
+  readonly runId: string;
+  /** How long it had been up when it answered: a lower bound, in ms. */
+  readonly ageMs: number;
+  /** The `run_id` under which its marker was written: another one means its data survived a restart. */
+  readonly born?: string;
+  /** `appendonly yes` + `appendfsync always`, as its configuration says (never enough alone). */
+  readonly durableConfig: boolean;
+  /** Its lease horizons still ahead: ms (on its own clock) until each, by the `run_id` filed under. */
+  readonly horizons: Readonly<Record<string, number>>;
+  /** Its fence floor: the highest fencing token phase 2 wrote on it (0: none). */
+  readonly floor: number;
+  /** The `run_id` under which this fleet last restored its fence floor, if any. */
+  readonly fenced?: string;
 }
 
-/** How long a node that may have lost keys waits, and whether the fleet could tell. */
-export interface AdmissionWait {
-  /** Ms to wait before it may vote. */
-  readonly waitMs: number;
+/** The settings the rule needs. */
+export interface RestartRule {
+  /** The longest lease any client of the fleet may hold (ms): shared and enforced by all. */
+  readonly maxTtl: number;
+  readonly driftFactor: number;
+  readonly quorum: number;
+}
+
+/** When a node may vote, as one survey of the fleet tells. */
+export interface Admission {
+  /** Ms from the survey until it may vote (0: now). */
+  readonly voteInMs: number;
   /**
-   * True when enough peers answered to know every lease the node may have lost; false when the
-   * wait falls back on what this lock manager knows of leases (its own longest one).
+   * `settled`: up long enough; `durable`: its data survived; `horizons`: its peers' horizons
+   * decide; `uptime`: too few peers answered to tell, so it waits until it is settled.
    */
-  readonly informed: boolean;
+  readonly why: 'settled' | 'durable' | 'horizons' | 'uptime';
+}
+
+/** How long a node must have been up before every lease it could have lost has ended (ms). */
+export function settledAfterMs(rule: Pick<RestartRule, 'maxTtl' | 'driftFactor'>): number {
+  return Math.ceil(rule.maxTtl * (1 + rule.driftFactor)) + 2;
 }
 
 /**
- * How long the node must wait.
- *
- * Any lease the node may have lost was granted by a quorum of voters that included it, so by at
- * least `quorum − 1` of its peers, each of which recorded a horizon covering the lease before it
- * voted. The horizons read after the restart from **every** peer, or from `N − quorum + 1`
- * intact ones, include one of those (two such sets always meet) — unless that peer lost its data
- * too: a majority of the nodes losing their data within one horizon is the case left outside.
- * Horizons are on each peer's own clock (a remaining time, so clocks never need to agree); the
- * drift factor covers their rates differing from ours.
- *
- * When too few peers answer (a node down while another restarted), the fleet cannot tell, and
- * the node waits until it has been up for `fallbackMs` (the longest lease this lock manager knows
- * of, as a classic delayed restart would) besides every horizon that was read.
+ * The node's data provably survived its last restart: its configuration fsyncs every write, and
+ * the marker written into its data under an earlier `run_id` is still there. Configuration alone
+ * proves nothing: a container restarted without its volume keeps the one and loses the other.
  */
-export function admissionWait(
-  peers: readonly PeerStanding[],
-  peerCount: number,
+export function keptItsData(facts: NodeFacts): boolean {
+  return facts.durableConfig && facts.born !== undefined && facts.born !== facts.runId;
+}
+
+/** Rule 1: every lease the node could have lost has ended, or it lost none. */
+export function isSettled(facts: NodeFacts, rule: RestartRule): boolean {
+  return facts.ageMs >= settledAfterMs(rule) || keptItsData(facts);
+}
+
+/**
+ * When node `index` may vote, from one survey (`undefined`: that node did not answer). The
+ * caller keeps the earliest time any survey gave: each is a safe bound on its own.
+ * @throws RangeError when the node itself did not answer (nothing to decide on)
+ */
+export function admission(
+  survey: readonly (NodeFacts | undefined)[],
+  index: number,
+  rule: RestartRule,
+): Admission {
+  const own = survey[index];
+  if (own === undefined) throw new RangeError(`node ${index} did not answer the survey`);
+  if (keptItsData(own)) return { voteInMs: 0, why: 'durable' };
+  const uptimeLeft = settledAfterMs(rule) - own.ageMs;
+  if (uptimeLeft <= 0) return { voteInMs: 0, why: 'settled' };
+  let unanswered = 0;
+  let unsettled = 0;
+  const current = new Set<string>();
+  for (const facts of survey) {
+    if (facts === undefined) unanswered++;
+    else {
+      current.add(facts.runId);
+      if (!isSettled(facts, rule)) unsettled++;
+    }
+  }
+  if (unanswered > 0 && unanswered + unsettled >= rule.quorum) {
+    return { voteInMs: uptimeLeft, why: 'uptime' };
+  }
+  // Filed under a run_id no node that answered has now: leases granted before some restart.
+  let longest = 0;
+  survey.forEach((facts, i) => {
+    if (facts === undefined || i === index) return;
+    for (const [runId, left] of Object.entries(facts.horizons)) {
+      if (!current.has(runId)) longest = Math.max(longest, left);
+    }
+  });
+  const horizons = longest > 0 ? Math.ceil(longest * (1 + rule.driftFactor)) + 2 : 0;
+  return horizons < uptimeLeft
+    ? { voteInMs: horizons, why: 'horizons' }
+    : { voteInMs: uptimeLeft, why: 'uptime' };
+}
+
+/**
+ * A node's fence floor is **complete** (at least every token phase 2 wrote on it, DESIGN §5.6)
+ * when this fleet restored it in the node's current incarnation, or restored it before a restart
+ * its data provably survived.
+ */
+export function floorComplete(facts: NodeFacts): boolean {
+  return facts.fenced !== undefined && (facts.fenced === facts.runId || keptItsData(facts));
+}
+
+/** What a node's fence floor needs before it takes part in a fenced acquisition. */
+export type FloorRestore =
+  | { readonly kind: 'complete' }
+  /** Raise it to `floor` (the highest of every node that answered), then it is complete. */
+  | { readonly kind: 'restore'; readonly floor: number }
+  /** Too few nodes answered to know the highest token issued: no fenced acquisition for now. */
+  | { readonly kind: 'blocked' };
+
+/**
+ * Whether node `index` can take part in fenced acquisitions, from one survey. The last token T
+ * was written by phase 2 on a quorum whose members all had complete floors; a member that kept
+ * its data still has T. Reading every node, or all but fewer than q together with the incomplete
+ * ones, meets such a member unless a quorum lost its floors between two restores (the assumption).
+ * @throws RangeError when the node itself did not answer
+ */
+export function floorRestore(
+  survey: readonly (NodeFacts | undefined)[],
+  index: number,
   quorum: number,
-  driftFactor: number,
-  fallback: { readonly ageMs: number; readonly fallbackMs: number } = { ageMs: 0, fallbackMs: 0 },
-): AdmissionWait {
-  const intact = peers.filter((peer) => peer.intact).length;
-  const needed = peerCount + 1 - quorum + 1;
-  const longest = Math.max(0, ...peers.map((peer) => peer.horizonLeftMs));
-  const horizons = longest > 0 ? Math.ceil(longest * (1 + driftFactor)) + 2 : 0;
-  if (peers.length === peerCount || intact >= needed) return { waitMs: horizons, informed: true };
-  const uptimeLeft = Math.ceil((fallback.fallbackMs - fallback.ageMs) * (1 + driftFactor));
-  return { waitMs: Math.max(horizons, uptimeLeft), informed: false };
+): FloorRestore {
+  const own = survey[index];
+  if (own === undefined) throw new RangeError(`node ${index} did not answer the survey`);
+  if (floorComplete(own)) return { kind: 'complete' };
+  let unanswered = 0;
+  let incomplete = 0;
+  let highest = 0;
+  for (const facts of survey) {
+    if (facts === undefined) {
+      unanswered++;
+      continue;
+    }
+    if (!floorComplete(facts)) incomplete++;
+    highest = Math.max(highest, facts.floor);
+  }
+  if (unanswered > 0 && unanswered + incomplete >= quorum) return { kind: 'blocked' };
+  return { kind: 'restore', floor: highest };
 }

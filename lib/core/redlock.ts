@@ -11,7 +11,7 @@ import {
 import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { ReentrantLock, RedlockLock, type Lock, type LockDriver, type SessionLock } from './lock';
 import { fenceKeysOf } from './fencing';
-import { Membership, nodesWithoutMembership } from './membership';
+import { fleetId, Membership, nodesWithoutMembership } from './membership';
 import { LockSession, type LockScope } from './lock-session';
 import { consoleLogger, type RedlockLogger } from './logger';
 import type { RedlockEvents } from './events';
@@ -31,7 +31,7 @@ import {
 import { quorumOf } from './quorum';
 import { normalizeResources, type Resources } from './resources';
 import { extendRound, releaseRound, type RoundContext } from './rounds';
-import { duplicateServers } from './server-info';
+import { duplicateServers, evictionWarning } from './server-info';
 import { fanOut } from './fan-out';
 import {
   nodeLockState,
@@ -102,6 +102,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private instrumenting?: Promise<void>;
   private connecting?: Promise<void>;
   private closing?: Promise<void>;
+  /** Servers (by run_id) whose eviction policy was warned about: once each. */
+  private readonly evictionSaid = new Set<string>();
   /** Aborted by `drain()`: wakes every waiting acquisition so that it gives up at once. */
   private readonly draining = new AbortController();
 
@@ -148,19 +150,17 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         nodeTimeout: this.options.nodeTimeout,
         keyPrefix: this.options.keyPrefix,
         ttl: this.options.ttl,
+        maxTtl: this.options.maxTtl,
+        fencing: this.options.fencing,
+        fleet: fleetId(
+          this.options.keyPrefix,
+          this.nodes.map((node) => node.name),
+        ),
       },
       this.logger,
       {
-        quarantined: (node, remainingMs) => {
-          this.logger.warn(
-            `Redis node ${node} may have lost keys of locks still held (restarted without its data): it does not count toward a quorum for ${Math.ceil(remainingMs)} ms`,
-          );
-          this.emit('nodeQuarantined', { node, remainingMs });
-        },
-        rejoined: (node) => {
-          this.logger.log(`Redis node ${node} counts toward a quorum again`);
-          this.emit('nodeRejoined', { node });
-        },
+        quarantined: (node, remainingMs) => this.emit('nodeQuarantined', { node, remainingMs }),
+        rejoined: (node) => this.emit('nodeRejoined', { node }),
       },
     );
     if (this.membership.enabled) {
@@ -169,7 +169,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         throw new RedlockConfigError(
           'quarantine',
           this.options.quarantine,
-          `needs nodes that can record lease horizons and stamps; ${unable.name} cannot (pass quarantine: false to use it without restart detection)`,
+          `needs nodes that can record lease horizons and report on themselves; ${unable.name} cannot (pass quarantine: false to use it without restart detection)`,
         );
       }
     }
@@ -190,7 +190,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       nodeTimeout: this.options.nodeTimeout,
       driftFactor: this.options.driftFactor,
       clock: this.clock,
-      voters: (ttl) => this.membership.voters(ttl),
+      voters: (ttl, fenced) => this.membership.voters(ttl, fenced),
       // Every release is announced, also with notifications off here: other lock managers of
       // the same resources may rely on it (their waiters stop polling while they listen), and
       // a PUBLISH nobody listens to costs the server well under a microsecond.
@@ -257,6 +257,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       round: this.round,
       nodeTimeout: this.options.nodeTimeout,
       cover,
+      quorumAt: () => this.membership.quorumAt(),
       notifier,
       draining: this.draining.signal,
       events: this,
@@ -327,6 +328,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     // that the first lock is not refused only because the checks were still under way.
     const settling = this.membership.settle(CONNECT_WAIT_MS);
     await (signal ? raceAbort(settling, signal) : settling);
+    this.warnEviction();
     const duplicates = duplicateServers(this.nodes);
     if (duplicates.length > 0) {
       const [first, second] = duplicates[0];
@@ -337,6 +339,23 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           'both report the same run_id, so one server would vote twice',
       );
     }
+  }
+
+  /**
+   * Warns once per node whose eviction policy can remove lock keys (DESIGN §5.7): a warning,
+   * not a refusal, because many managed services set a `volatile-*` policy and some do not let
+   * it be changed; eviction happens only under memory pressure, which the operator can size
+   * away, and the warning names the fix.
+   */
+  private warnEviction(): void {
+    this.nodes.forEach((node) => {
+      const info = node.serverInfo;
+      if (info === undefined || this.evictionSaid.has(info.runId)) return;
+      const warning = evictionWarning(node.name, info.evictionPolicy);
+      if (warning === undefined) return;
+      this.evictionSaid.add(info.runId);
+      this.logger.warn(warning);
+    });
   }
 
   /**
@@ -586,6 +605,11 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         throw error;
       }
     }
+    if (settings.fencing) {
+      // Fence floors complete on a quorum first (restored from peers after a restart, §5.6).
+      const fences = this.membership.fences(CONNECT_WAIT_MS);
+      if (fences !== undefined) await raceAbort(fences, signal, this.draining.signal);
+    }
     const prefix = this.options.keyPrefix;
     const keys = prefix === '' ? names : names.map((name) => prefix + name);
     // The node's fence floor too: it carries the highest token across a restart (DESIGN §5.6).
@@ -678,7 +702,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     lock: RedlockLock,
     ttl: number,
   ): Promise<{ deadline: number } | { lost: boolean }> {
-    assertLockTtl(ttl, this.options.nodeTimeout);
+    assertLockTtl(ttl, this.options.nodeTimeout, 'ttl', this.options.maxTtl);
     // A longer lease needs a horizon that covers it before any node's "yes" counts.
     const covering = this.membership.cover(ttl);
     if (covering !== undefined) await covering;

@@ -20,10 +20,11 @@ export interface RoundContext {
   /**
    * Which nodes may vote now, by index, read once at the start of each round: false for a node
    * that is the same server as an earlier node (same `run_id`), whose "yes" would be a second
-   * vote of one server, or one restarted too recently (quarantine). Such a node is still
-   * written to and released on, like any node.
+   * vote of one server, or one restarted too recently (quarantine); with `fenced`, also one
+   * whose fence floor is not complete. Such a node is still written to and released on, like
+   * any node.
    */
-  readonly voters: (ttl?: number) => readonly boolean[];
+  readonly voters: (ttl?: number, fenced?: boolean) => readonly boolean[];
   /**
    * Nodes suspected hung (issue 18): sent no acquire or extend (a "no" vote), and releases to
    * them are not waited for. Absent: every node is always sent to.
@@ -106,7 +107,7 @@ export async function acquireRound(
   const { nodes, quorum, clock } = ctx;
   const count = nodes.length;
   const start = clock.now();
-  const voters = ctx.voters(ttl);
+  const voters = ctx.voters(ttl, fenceKeys !== undefined);
   const skipped = ctx.suspicion?.skipped();
   let yes = 0;
   let no = 0;

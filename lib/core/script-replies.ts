@@ -1,4 +1,11 @@
-import type { AcquireReply, HandOffReply, HandOffRequest, NodeStanding, QueueTicket } from './node';
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  NodeStanding,
+  QueueTicket,
+  StandingKeys,
+} from './node';
 
 /**
  * What the lock scripts (scripts.ts) answer, read into the node port's terms, and how Redis
@@ -33,13 +40,28 @@ export function isWrongType(error: unknown): boolean {
   return error instanceof Error && error.message.includes('WRONGTYPE');
 }
 
-/** STANDING_SCRIPT's reply: `{stamp or '', ms to the horizon, floor}`. */
+/** STANDING_SCRIPT's KEYS, in its order. */
+export function standingKeys(keys: StandingKeys): string[] {
+  return [keys.horizon, keys.born, keys.floor, keys.fenced];
+}
+
+/**
+ * STANDING_SCRIPT's reply: `{run_id, uptime, marker or '', floor, fence record or '', then
+ * run_id and ms left for each horizon}`.
+ */
 export function standingReply(reply: unknown): NodeStanding {
-  const [stamp, left, floor] = reply as [string, string | number, string | number];
+  const [runId, uptime, born, floor, fenced, ...filed] = reply as (string | number | null)[];
+  const text = (value: string | number | null) =>
+    value === '' || value === null || value === undefined ? undefined : String(value);
+  const horizons: Record<string, number> = {};
+  for (let i = 0; i + 1 < filed.length; i += 2) horizons[String(filed[i])] = Number(filed[i + 1]);
   return {
-    stamp: stamp === '' || stamp === null ? undefined : String(stamp),
-    horizonLeftMs: Number(left),
+    runId: String(runId),
+    uptimeSeconds: Number(uptime),
+    born: text(born),
+    horizons,
     floor: Number(floor),
+    fenced: text(fenced),
   };
 }
 

@@ -59,9 +59,19 @@ export class InMemoryRedisNode implements RedisNode {
   // Restart detection's operations: nothing to remember in one process.
   async recordHorizon(): Promise<void> {}
   async readStanding(): Promise<NodeStanding> {
-    return { stamp: undefined, horizonLeftMs: 0, floor: 0 };
+    // Up "forever": never restarted under a lock, so it is settled and votes at once.
+    return {
+      runId: this.serverInfo.runId,
+      uptimeSeconds: Number.MAX_SAFE_INTEGER / 1_000,
+      born: undefined,
+      horizons: {},
+      floor: 0,
+      fenced: this.serverInfo.runId,
+    };
   }
-  async admit(): Promise<void> {}
+  async restoreFloor(): Promise<boolean> {
+    return true;
+  }
 
   async acquire(
     keys: readonly string[],

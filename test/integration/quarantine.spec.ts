@@ -15,6 +15,8 @@ describe('delayed restarts, enforced by the client (5 real nodes, no persistence
     const redlock = new Redlock(shared.fleet.urls(), {
       logger: new RecordingLogger(),
       ttl: TTL,
+      // The fleet's longest lease: nodes older than it are settled (fleetOlderThanQuarantine).
+      maxTtl: TTL,
       ...options,
     });
     managers.push(redlock);

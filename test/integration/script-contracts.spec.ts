@@ -1,6 +1,7 @@
 import { IoredisNode } from '../../lib';
 import { fenceKeysOf } from '../../lib/core/fencing';
 import { startFleet, type RedisFleet } from '../support/fleet';
+import { delay } from './helpers';
 
 /**
  * The node port's contract (lib/core/node.ts) as the Lua scripts and commands keep it on a real
@@ -101,23 +102,46 @@ describe('lock scripts on a real node (the port contract)', () => {
     await node.release(['f:other'], 'you');
   });
 
-  it('the membership scripts: a horizon that expires with itself and is never lowered; a stamp; a floor never lowered', async () => {
-    const keys = { stamp: 'm:stamp', horizon: 'm:horizon', floor: 'm:floor' };
-    expect(await node.readStanding!(keys)).toEqual({
-      stamp: undefined,
-      horizonLeftMs: 0,
+  it('the membership scripts: a horizon never lowered that expires with itself; a marker of the server’s own run_id; a floor never lowered, restored only on the surveyed incarnation', async () => {
+    const keys = { horizon: 'm:horizon', born: 'm:born', floor: 'm:floor', fenced: 'm:fenced:f1' };
+    const info = String(await fleet.nodes[0].command('INFO', 'server'));
+    const runId = /run_id:(\w+)/.exec(info)![1];
+    const first = await node.readStanding!(keys);
+    expect(first).toEqual({
+      runId,
+      uptimeSeconds: expect.any(Number),
+      born: undefined,
+      horizons: {},
       floor: 0,
+      fenced: undefined,
     });
-    await node.recordHorizon!(keys.horizon, 5_000);
-    await node.recordHorizon!(keys.horizon, 1_000);
+    await node.recordHorizon!(keys, 5_000, ['a', 'b']);
+    await node.recordHorizon!(keys, 1_000, ['a', 'c']);
     const standing = await node.readStanding!(keys);
-    expect(standing.horizonLeftMs).toBeGreaterThan(4_000);
-    expect(standing.horizonLeftMs).toBeLessThanOrEqual(5_000);
+    // Filed under each run_id given; never lowered.
+    expect(Object.keys(standing.horizons).sort()).toEqual(['a', 'b', 'c']);
+    expect(standing.horizons.a).toBeGreaterThan(4_000);
+    expect(standing.horizons.a).toBeLessThanOrEqual(5_000);
+    expect(standing.horizons.c).toBeLessThanOrEqual(1_000);
+    // The marker names the server's own run_id, read by the script, and never expires.
+    expect(standing.born).toBe(runId);
+    expect(Number(await fleet.nodes[0].command('PTTL', keys.born))).toBe(-1);
     const pttl = Number(await fleet.nodes[0].command('PTTL', keys.horizon));
     expect(pttl).toBeGreaterThan(4_000);
     expect(pttl).toBeLessThanOrEqual(5_000);
-    await node.admit!(keys, 'run-1', 700, 60_000);
-    await node.admit!(keys, 'run-2', 300, 60_000);
-    expect(await node.readStanding!(keys)).toMatchObject({ stamp: 'run-2', floor: 700 });
+    // A marker written before is never replaced (it is how a restart proves its data survived).
+    await fleet.nodes[0].command('SET', keys.born, 'an-earlier-run');
+    await node.recordHorizon!(keys, 5_000, []);
+    expect((await node.readStanding!(keys)).born).toBe('an-earlier-run');
+    // A horizon that has passed is dropped from the hash by the next record.
+    await delay(1_100);
+    await node.recordHorizon!(keys, 5_000, ['d']);
+    expect(await fleet.nodes[0].command('HEXISTS', keys.horizon, 'c')).toBe(0);
+    // A floor restore for another incarnation writes nothing.
+    await expect(node.restoreFloor!(keys, 'another-run', 900, 60_000)).resolves.toBe(false);
+    expect(await node.readStanding!(keys)).toMatchObject({ floor: 0, fenced: undefined });
+    await expect(node.restoreFloor!(keys, runId, 700, 60_000)).resolves.toBe(true);
+    await expect(node.restoreFloor!(keys, runId, 300, 60_000)).resolves.toBe(true);
+    expect(await node.readStanding!(keys)).toMatchObject({ floor: 700, fenced: runId });
   });
 });

@@ -16,16 +16,20 @@ import {
 
 /** Where a node keeps its standing (lib/core/node.ts StandingKeys, repeated structurally). */
 interface StandingKeys {
-  readonly stamp: string;
   readonly horizon: string;
+  readonly born: string;
   readonly floor: string;
+  readonly fenced: string;
 }
 
 /** A node's standing (lib/core/node.ts NodeStanding, repeated structurally). */
 interface NodeStanding {
-  readonly stamp: string | undefined;
-  readonly horizonLeftMs: number;
+  readonly runId: string;
+  readonly uptimeSeconds: number;
+  readonly born: string | undefined;
+  readonly horizons: Readonly<Record<string, number>>;
   readonly floor: number;
+  readonly fenced: string | undefined;
 }
 import type { VirtualClock } from './virtual-clock';
 
@@ -37,7 +41,7 @@ export type SimOp =
   | 'fence'
   | 'horizon'
   | 'standing'
-  | 'admit'
+  | 'restoreFloor'
   | 'ping'
   | 'acquireQueued'
   | 'handOff'
@@ -88,6 +92,9 @@ export interface SimNodeOptions {
   readonly queueMutant?: 'handOffWithoutCompare' | 'takeHeldAtHead' | 'swapKeepsLease';
 }
 
+/** The lease horizons key of the default key prefix (`redlock:`), as membership.ts names it. */
+export const HORIZON_KEY = 'redlock:\u0000redlock:horizons';
+
 interface Entry {
   value: string;
   expiresAt: number;
@@ -105,12 +112,11 @@ export class SimNode implements RedisNode {
   /** Decides the fate of each command; none = applied and answered at once. */
   fault?: (op: SimOp, keys: readonly string[], value: string) => SimFault | undefined;
   /**
-   * Whether `fault` also decides the membership's commands (horizon, standing, admit). Off by
+   * Whether `fault` also decides the membership's commands (horizon, standing, restoreFloor). Off by
    * default: tests of the lock path fault its commands only; the simulation turns it on.
    */
   membershipFaults = false;
   isDown = false;
-  serverInfo?: ServerInfo;
   /** Why `serverInfo` is unknown (an INFO read that failed, or one the server refuses). */
   identityError?: 'failed' | 'refused';
   /**
@@ -130,7 +136,7 @@ export class SimNode implements RedisNode {
     fence: 0,
     horizon: 0,
     standing: 0,
-    admit: 0,
+    restoreFloor: 0,
     ping: 0,
     acquireQueued: 0,
     handOff: 0,
@@ -142,10 +148,18 @@ export class SimNode implements RedisNode {
   private readonly scripts: ScriptStore;
   /** Fence counters and floors (they do not expire here). */
   readonly counters = new Map<string, number>();
-  /** Lease horizons (server ms), by key. */
-  readonly meta = new Map<string, number>();
-  /** Admission stamps (run_ids), by key. */
+  /** Lease horizons (server ms), by key, then by the run_id they are filed under. */
+  readonly meta = new Map<string, Map<string, number>>();
+  /** Markers and fence records (run_ids), by key: data, lost with it. */
   readonly stamps = new Map<string, string>();
+  /**
+   * What the server process really is (what a script's `INFO` reads): its `run_id`, when it
+   * started (virtual ms) and whether its configuration fsyncs every write. `crash()` starts a new
+   * one; setting `serverInfo` (what the client's INFO read says) to another `run_id` declares it.
+   */
+  private server: { runId: string; startedAt: number; durableConfig: boolean };
+  private incarnation = 0;
+  private info?: ServerInfo;
 
   /**
    * The server process's generation: a restart ends it, and a command sent to the old process
@@ -159,6 +173,7 @@ export class SimNode implements RedisNode {
     private readonly options: SimNodeOptions = {},
   ) {
     // A server that has been up a day, without persistence, until a test says otherwise.
+    this.server = { runId: `${name}#0`, startedAt: clock.now() - 86_400_000, durableConfig: false };
     this.serverInfo = { runId: `${name}#0`, uptimeSeconds: 86_400, durable: false };
     this.queues = new SortedSets(() => this.clock.now());
     this.scripts = {
@@ -189,7 +204,38 @@ export class SimNode implements RedisNode {
   crash(loseData: boolean): void {
     this.epoch++;
     this.deferred = [];
+    this.server = {
+      runId: `${this.name}#${++this.incarnation}`,
+      startedAt: this.clock.now(),
+      durableConfig: this.server.durableConfig,
+    };
     if (loseData) this.wipe();
+  }
+
+  /** What the client's INFO read said (undefined: unread or refused); setting it declares the server. */
+  get serverInfo(): ServerInfo | undefined {
+    return this.info;
+  }
+
+  set serverInfo(info: ServerInfo | undefined) {
+    this.info = info;
+    if (info !== undefined) this.declare(info);
+  }
+
+  /** The server is the one `info` describes (a test sets who answers INFO). */
+  private declare(info: ServerInfo): void {
+    if (info.runId !== this.server.runId) {
+      this.server = {
+        runId: info.runId,
+        startedAt: this.clock.now() - info.uptimeSeconds * 1_000,
+        durableConfig: info.durable,
+      };
+    } else this.server.durableConfig = info.durable;
+  }
+
+  /** The server's `run_id`, as a script's INFO reads it. */
+  get runId(): string {
+    return this.server.runId;
   }
 
   /** The value held at `key` now, if any. */
@@ -341,31 +387,52 @@ export class SimNode implements RedisNode {
     );
   }
 
-  /** HORIZON_SCRIPT: raises the horizon to the server's time + window. */
-  recordHorizon(key: string, windowMs: number): Promise<void> {
-    return this.command('horizon', [key], '', () => {
-      const horizon = Math.floor(this.serverNow()) + Math.ceil(windowMs);
-      if (horizon > (this.meta.get(key) ?? 0)) this.meta.set(key, horizon);
+  /** HORIZON_SCRIPT: raises the horizons filed under `runIds`; writes the marker once. */
+  recordHorizon(keys: StandingKeys, windowMs: number, runIds: readonly string[]): Promise<void> {
+    return this.command('horizon', [keys.horizon], '', () => {
+      for (const runId of runIds) this.fileHorizon(runId, Math.ceil(windowMs), keys.horizon);
+      if (!this.stamps.has(keys.born)) this.stamps.set(keys.born, this.server.runId);
     });
   }
 
-  /** STANDING_SCRIPT: the stamp, ms to the horizon (on this server's clock), the fence floor. */
+  /**
+   * Files a lease horizon `msAhead` of this server's clock under `runId` (as HORIZON_SCRIPT does
+   * for a lock manager that knows that run_id): for tests that set a scene directly.
+   */
+  fileHorizon(runId: string, msAhead: number, key = HORIZON_KEY): void {
+    const now = Math.floor(this.serverNow());
+    let filed = this.meta.get(key);
+    if (filed === undefined) this.meta.set(key, (filed = new Map()));
+    for (const [run, until] of filed) if (until <= now) filed.delete(run);
+    filed.set(runId, Math.max(filed.get(runId) ?? 0, now + msAhead));
+  }
+
+  /** STANDING_SCRIPT: identity, uptime, marker, floor, fence record, horizons still ahead. */
   readStanding(keys: StandingKeys): Promise<NodeStanding> {
-    return this.command('standing', [keys.stamp], '', () => {
-      const horizon = this.meta.get(keys.horizon) ?? 0;
+    return this.command('standing', [keys.horizon], '', () => {
+      const now = Math.floor(this.serverNow());
+      const horizons: Record<string, number> = {};
+      for (const [run, until] of this.meta.get(keys.horizon) ?? []) {
+        if (until > now) horizons[run] = until - now;
+      }
       return {
-        stamp: this.stamps.get(keys.stamp),
-        horizonLeftMs: horizon > 0 ? horizon - Math.floor(this.serverNow()) : 0,
+        runId: this.server.runId,
+        uptimeSeconds: Math.floor((this.clock.now() - this.server.startedAt) / 1_000),
+        born: this.stamps.get(keys.born),
+        horizons,
         floor: this.counters.get(keys.floor) ?? 0,
+        fenced: this.stamps.get(keys.fenced),
       };
     });
   }
 
-  /** ADMIT_SCRIPT: raises the floor, then stamps. */
-  admit(keys: StandingKeys, runId: string, floor: number): Promise<void> {
-    return this.command('admit', [keys.stamp], '', () => {
+  /** RESTORE_FLOOR_SCRIPT: only on the incarnation surveyed; raises the floor, records it. */
+  restoreFloor(keys: StandingKeys, runId: string, floor: number): Promise<boolean> {
+    return this.command('restoreFloor', [keys.floor], '', () => {
+      if (this.server.runId !== runId) return false;
       if (floor > (this.counters.get(keys.floor) ?? 0)) this.counters.set(keys.floor, floor);
-      this.stamps.set(keys.stamp, runId);
+      this.stamps.set(keys.fenced, runId);
+      return true;
     });
   }
 
@@ -410,7 +477,7 @@ export class SimNode implements RedisNode {
     value: string,
     apply: () => T,
   ): Promise<T> {
-    const membership = op === 'horizon' || op === 'standing' || op === 'admit';
+    const membership = op === 'horizon' || op === 'standing' || op === 'restoreFloor';
     const fault =
       (membership && !this.membershipFaults ? undefined : this.fault?.(op, keys, value)) ?? {};
     const epoch = this.epoch;

@@ -185,10 +185,14 @@ async function run(
   const lateClients = youngFleet || (mixed && focus === 'durable-mix') || is('late-client');
   const ttl = rng.pick([100, 300, 1_000]);
   const nodeTimeout = Math.max(2, Math.floor(ttl * rng.between(0.05, 0.25)));
+  // The fleet's longest lease: what a restarted node waits out when its peers cannot tell. As
+  // short as the ttl, or longer (extensions up to 6 ttls need at least that), or the default.
+  const maxTtl = extending ? ttl * rng.int(6, 10) : rng.pick([ttl, 2 * ttl, 5 * ttl, 60_000]);
   const settings: RedlockOptions = {
     clock,
     logger: quiet,
     ttl,
+    maxTtl,
     nodeTimeout,
     retryDelay: rng.int(Math.floor(ttl / 20), Math.floor(ttl / 4)),
     retryJitter: rng.int(0, Math.floor(ttl / 5)),
@@ -225,7 +229,7 @@ async function run(
     `mode=${mode} focus=${focus ?? 'any'} nodes=${nodeCount} durable=[${durable.map(Number).join('')}] ` +
     `mayLoseData=[${mayLoseData.map(Number).join('')}] refusesInfo=[${refusesInfo.map(Number).join('')}] ` +
     `young=${youngFleet} lateClients=${lateClients} extending=${extending} skewed=${skewed} clients=${clientCount} ` +
-    `ttl=${ttl} nodeTimeout=${nodeTimeout} retryDelay=${settings.retryDelay} ` +
+    `ttl=${ttl} maxTtl=${maxTtl} nodeTimeout=${nodeTimeout} retryDelay=${settings.retryDelay} ` +
     `retryJitter=${settings.retryJitter} fencing=${settings.fencing} quarantine=${settings.quarantine} ` +
     `faultRate=${faultRate} pauseRate=${pauseRate} horizon=${horizon}` +
     (fair
