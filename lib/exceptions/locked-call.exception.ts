@@ -76,8 +76,8 @@ export function lockErrorPayload(error: unknown): LockErrorPayload | undefined {
   let retryAfterMs: number | undefined;
   if (error instanceof LockNotAcquiredError) {
     code = error.reason === 'held' ? 'LOCK_BUSY' : 'LOCK_UNAVAILABLE';
+    // Busy: when the blocking lease ends; unavailable: when restarted nodes count again.
     if (
-      error.reason === 'held' &&
       typeof error.retryAfterMs === 'number' &&
       Number.isFinite(error.retryAfterMs) &&
       error.retryAfterMs >= 0

@@ -78,7 +78,8 @@ export function retryAfterSeconds(retryAfterMs: number | undefined): number | un
  * - `LockNotAcquiredError` `held` → 409 Conflict, with `Retry-After` (seconds, rounded up)
  *   when the blocking lease is known — "try again later" is the client's right move;
  * - `LockNotAcquiredError` `unavailable` → 503 Service Unavailable — our infrastructure, not
- *   the client, is at fault;
+ *   the client, is at fault — with `Retry-After` when it is known when a quorum will count
+ *   again (restarted nodes waiting out the leases they may have lost);
  * - `LockResourceError` → 400 Bad Request — over HTTP the resources are named from the
  *   request, so a missing or non-scalar value is the client's;
  * - `LockLostError` (stage `hold`) → 500 Internal Server Error: the handler ran, but its
@@ -112,6 +113,8 @@ export function defaultLockedErrorMapper(error: unknown, context: LockedErrorCon
         cause: error,
       });
     }
+    const seconds = retryAfterSeconds(error.retryAfterMs);
+    if (seconds !== undefined) context.setHeader?.('Retry-After', String(seconds));
     return new ServiceUnavailableException('The lock service is unavailable; retry later', {
       cause: error,
     });

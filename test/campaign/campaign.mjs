@@ -7,9 +7,11 @@
  *   node test/campaign/campaign.mjs --short     the CI run (≥ 1 000 cycles, ~1-2 min)
  *   options: --seed N, --out summary.json
  *
- * Phases: four safe ones (persistent nodes; nodes restarted empty with the quarantine on; a
+ * Phases: nine safe ones (persistent nodes; nodes restarted empty with the quarantine on; a
  * fleet mixing durable and non-durable nodes whose restarts happen while new worker processes
- * join; restarts while leases are extended past the ttl), each with node kills/restarts, node
+ * join; restarts while leases are extended past the ttl; two with fair hand-off; and issue 23's:
+ * another fleet sharing a node that restarts, a shorter-ttl worker with restarts while two
+ * peers are paused, durable configuration restarted without its files), each with node kills/restarts, node
  * SIGSTOPs past the ttl and (some) latency through a proxy and worker SIGSTOPs past their lease —
  * 0 violations allowed; and two controls the checker must catch
  * (nodes restarted empty without the quarantine; a worker whose lock has a quorum of one). A
@@ -43,13 +45,16 @@ const out = option('--out', undefined);
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 const TTL = 500;
+/** Every worker's maxTtl: extensions go up to 4 ttls (extendLonger). */
+const MAX_TTL = 4 * TTL;
 const NODE_TIMEOUT = 100;
 const WORKERS = 3;
 const LOOPS = 6;
 const RESOURCES = 6;
-// Six safe phases since issue 18 (two with fair hand-off): the short run gives each 10 s (15 s
-// before, with four), so the CI run keeps its length (each phase also starts its own fleet).
-const SAFE_MS = short ? 10_000 : 120_000;
+// Nine safe phases since issue 23 (two with fair hand-off, three with its configurations): the
+// short run gives each 8 s, so the CI run keeps about its length (each phase starts its fleet);
+// the full run 60 s each (≥ 10 000 safe cycles on a loaded machine).
+const SAFE_MS = short ? 8_000 : 60_000;
 const CONTROL_MS = short ? 8_000 : 20_000;
 
 const PHASES = [
@@ -110,6 +115,38 @@ const PHASES = [
     fair: 'half',
     resources: 2,
     nemesis: ['kill', 'pauseNode', 'latency', 'pauseWorker', 'dropQueues', 'deadHead'],
+    ms: SAFE_MS,
+  },
+  {
+    // Issue 23 finding 1: another fleet (nodes 4, 5 and 6) shares node 4 with the default key
+    // prefix, locking its own resources; node 4 restarts empty like the others.
+    name: 'safe: another fleet shares node 4 (its own workers and resources), node 4 restarts too',
+    safe: true,
+    aof: false,
+    quarantine: true,
+    otherFleet: true,
+    nemesis: ['kill', 'killShared', 'killShared', 'pauseNode', 'pauseWorker'],
+    ms: SAFE_MS,
+  },
+  {
+    // Issue 23 findings 2 and 6: a worker with a shorter ttl on the same resources, and restarts
+    // while two other nodes are paused (a partition during admission), with workers joining.
+    name: 'safe: a shorter-ttl worker, restarts while two peers are paused, workers joining',
+    safe: true,
+    aof: false,
+    quarantine: true,
+    shortTtlWorker: true,
+    joiners: 2,
+    nemesis: ['kill', 'killWhilePaused', 'killWhilePaused', 'pauseWorker'],
+    ms: SAFE_MS,
+  },
+  {
+    // Issue 23 finding 3: appendfsync always, but a restart loses the files (no volume).
+    name: 'safe: durable configuration, restarts without the files',
+    safe: true,
+    aof: true,
+    quarantine: true,
+    nemesis: ['wipe', 'wipe', 'kill', 'pauseNode', 'pauseWorker'],
     ms: SAFE_MS,
   },
   {
@@ -187,20 +224,24 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
   const histories = [];
   const workers = [];
   const started = now();
-  const spawnWorker = (w, durationMs) => {
+  const spawnWorker = (w, durationMs, own = {}) => {
     const history = join(workDir, `phase${index}-worker${w}.jsonl`);
     histories.push(history);
     const config = {
       id: w,
       build: buildDir,
-      nodes: urls,
+      nodes: own.nodes ?? urls,
+      resourceName: own.resourceName,
+      maxTtl: Math.max(MAX_TTL, phase.ttl ?? TTL),
       broken: phase.broken === true && w === 0,
       allLong: phase.allLong === true,
       quarantine: phase.quarantine,
       extendLonger: phase.extendLonger === true,
       fair: phase.fair === 'all' || (phase.fair === 'half' && w % 2 === 0),
-      ttl: phase.ttl ?? TTL,
-      nodeTimeout: NODE_TIMEOUT,
+      // A worker with half the ttl on the same resources (issue 23 finding 2).
+      ttl: phase.shortTtlWorker && w === WORKERS - 1 ? TTL / 2 : (phase.ttl ?? TTL),
+      // A ttl is at least 4 node timeouts.
+      nodeTimeout: phase.shortTtlWorker && w === WORKERS - 1 ? NODE_TIMEOUT / 2 : NODE_TIMEOUT,
       loops: LOOPS,
       resources: phase.resources ?? RESOURCES,
       durationMs,
@@ -218,6 +259,14 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
     });
   };
   for (let w = 0; w < WORKERS; w++) spawnWorker(w, phase.ms);
+  // Another fleet sharing node 4: its own two nodes, its own workers and resources (s0, s1, …).
+  const otherNodes = phase.otherFleet ? await startFleet(2, { aof: false }) : [];
+  if (phase.otherFleet) {
+    const other = [fleet[4].url, ...otherNodes.map((n) => n.url)];
+    for (let w = 0; w < 2; w++) {
+      spawnWorker(100 + w, phase.ms, { nodes: other, resourceName: 's' });
+    }
+  }
   // Workers that join later: new lock managers that never saw the restarts before them.
   const joining = [];
   for (let j = 0; j < (phase.joiners ?? 0); j++) {
@@ -242,6 +291,29 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
         await fleet[i].kill();
         await sleep(rng.between(0, 300));
         await fleet[i].start();
+      } else if (action === 'killShared') {
+        // The node both fleets use.
+        note({ action, node: 4, persistent: false });
+        await fleet[4].kill();
+        await sleep(rng.between(0, 300));
+        await fleet[4].start();
+      } else if (action === 'wipe') {
+        const i = rng.int(0, anchor - 1);
+        note({ action, node: i });
+        await fleet[i].wipe();
+      } else if (action === 'killWhilePaused') {
+        // A restart while two of its peers are paused: too few answer to bound its leases.
+        const i = rng.int(0, anchor - 1);
+        const others = [0, 1, 2, 3, 4].filter((n) => n !== i).sort(() => rng.next() - 0.5);
+        const paused = others.slice(0, 2);
+        const ms = rng.between(1.2, 2) * TTL;
+        note({ action, node: i, paused, ms });
+        for (const n of paused) fleet[n].pause();
+        await fleet[i].kill();
+        await sleep(rng.between(0, 200));
+        await fleet[i].start();
+        await sleep(ms);
+        for (const n of paused) fleet[n].resume();
       } else if (action === 'killMajority') {
         const chosen = [0, 1, 2, 3, 4].sort(() => rng.next() - 0.5).slice(0, 3);
         note({ action, nodes: chosen });
@@ -317,10 +389,13 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
   const finalCounts = {};
   for (let r = 0; r < RESOURCES; r++) {
     finalCounts[`r${r}`] = Number((await witness.hget(`w:r${r}`, 'count')) ?? 0);
+    if (phase.otherFleet) {
+      finalCounts[`s${r}`] = Number((await witness.hget(`w:s${r}`, 'count')) ?? 0);
+    }
   }
   await witness.quit();
   await proxy.close();
-  await stopFleet([...fleet, witnessNode]);
+  await stopFleet([...fleet, ...otherNodes, witnessNode]);
 
   const report = check(readHistories(histories), {
     nodeTimeout: NODE_TIMEOUT,

@@ -5,7 +5,7 @@
  * port, with or without `appendfsync always`).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,6 +131,18 @@ export class Node {
 
   async restart() {
     await this.kill();
+    await this.start();
+  }
+
+  /**
+   * Kills the server and starts it again without its files, whatever its configuration says: a
+   * container restarted without its volume (issue 23 finding 3).
+   */
+  async wipe() {
+    await this.kill();
+    for (const name of readdirSync(this.dir)) {
+      rmSync(join(this.dir, name), { recursive: true, force: true });
+    }
     await this.start();
   }
 }

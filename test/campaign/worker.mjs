@@ -30,6 +30,9 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
 const nodes = config.broken ? config.nodes.slice(0, 1) : config.nodes;
 const redlock = new Redlock(nodes, {
   ttl: config.ttl,
+  // The fleet's longest lease, the same for every worker of it (issue 23): what a restarted node
+  // waits out when its peers cannot tell.
+  maxTtl: config.maxTtl,
   nodeTimeout: config.nodeTimeout,
   retryDelay: 20,
   retryJitter: 30,
@@ -81,7 +84,10 @@ return {1, intruder}`,
 });
 
 const end = now() + config.durationMs;
-const resources = Array.from({ length: config.resources }, (_, i) => `r${i}`);
+const resources = Array.from(
+  { length: config.resources },
+  (_, i) => `${config.resourceName ?? 'r'}${i}`,
+);
 
 function record(entry) {
   appendFileSync(config.history, `${JSON.stringify(entry)}\n`);
