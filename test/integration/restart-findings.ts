@@ -1,3 +1,4 @@
+import { runInThisContext } from 'node:vm';
 import {
   LockNotAcquiredError,
   Redlock,
@@ -132,4 +133,17 @@ export function repeatedLines(lines: readonly string[]): string[] {
     counts.set(shape, (counts.get(shape) ?? 0) + 1);
   }
   return [...counts].filter(([, n]) => n > 1).map(([shape, n]) => `${n}× ${shape}`);
+}
+
+/**
+ * Collects the process's warnings (`TimeoutOverflowWarning`…) until `stop()`. Jest gives each test
+ * file its own `process` object, which Node's own warnings (emitted on the real process by its
+ * timers) never reach: the listener goes on the real one, read in the main context.
+ */
+export function collectWarnings(): { readonly warnings: string[]; stop(): void } {
+  const real = runInThisContext('process') as NodeJS.Process;
+  const warnings: string[] = [];
+  const listener = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+  real.on('warning', listener);
+  return { warnings, stop: () => real.off('warning', listener) };
 }
