@@ -35,7 +35,7 @@ describe('finding 1: two fleets share a node (5 real nodes, no persistence)', ()
     await x1.ready();
     // X's lock on r lands on exactly {a, c}: b holds another owner's key while it is taken.
     await occupy(b, 'r');
-    const held = await x1.acquire('r', { wait: 0 });
+    const held = await x1.acquire('r', { wait: 3_000 });
     await vacate(b, 'r');
     // c restarts empty: it lost X's key; a still has it, b never had it.
     await c.restart();
@@ -62,7 +62,7 @@ describe('finding 1: two fleets share a node (5 real nodes, no persistence)', ()
     // X has been working for a while: its lease horizon is on the shared node c.
     const x = created.create(X, X_OPTIONS).redlock;
     await x.ready();
-    const xLock = await x.acquire('x-job', { wait: 0 });
+    const xLock = await x.acquire('x-job', { wait: 3_000 });
     expect(await c.command('DBSIZE')).toBeGreaterThan(0);
     // Y's lock managers start on Y's nodes: c (shared) and d, e (never used). Nothing restarted.
     const starts: number[] = [];

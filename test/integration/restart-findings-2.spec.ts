@@ -28,7 +28,7 @@ describe('finding 2: an admission decided without the peers (3 real nodes, no pe
     await first.ready();
     // r's lease lands on exactly {a, c}.
     await occupy(b, 'r');
-    const held = await first.acquire('r', { wait: 0 });
+    const held = await first.acquire('r', { wait: 3_000 });
     await vacate(b, 'r');
     // a and b pause (nothing is lost on them) while c restarts empty.
     await Promise.all([a.pause(), b.pause()]);

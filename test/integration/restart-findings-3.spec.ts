@@ -28,7 +28,7 @@ describe('finding 3: a durable configuration over lost data (3 real nodes, appen
     const first = created.create(fleet.urls(), OPTIONS).redlock;
     await first.ready();
     await occupy(b, 'r');
-    const held = await first.acquire('r', { wait: 0 });
+    const held = await first.acquire('r', { wait: 3_000 });
     await vacate(b, 'r');
     return held;
   };

@@ -44,7 +44,7 @@ describe('finding 6d-e: a node restarted empty while another is down (3 real nod
     const app = created.create(fleet.urls(), OPTIONS);
     await Promise.all([holder.ready(), app.redlock.ready()]);
     await occupy(a, 'r');
-    const held = await holder.acquire('r', { wait: 0 });
+    const held = await holder.acquire('r', { wait: 3_000 });
     await vacate(a, 'r');
     await b.kill();
     // When the application's lock manager has c answering again (reconnected).

@@ -63,7 +63,7 @@ describe('finding 6f: a ttl of 10^12 ms (3 real nodes, no persistence)', () => {
     );
     const redlock = created.create(fleet.urls(), OPTIONS).redlock;
     const perCall = await refusal(() => redlock.acquire('r', { ttl: HUGE, wait: 0 }));
-    const lock = await redlock.acquire('r', { wait: 0 });
+    const lock = await redlock.acquire('r', { wait: 3_000 });
     const inExtend = await refusal(() => lock.extend(HUGE));
     await lock.release();
     // Timers that overflow fire within a millisecond and warn on the next turn.
@@ -90,7 +90,7 @@ describe('finding 6f: a ttl of 10^12 ms (3 real nodes, no persistence)', () => {
     const holder = created.create(urls, OPTIONS).redlock;
     await holder.ready();
     await occupy(b, 'r');
-    const held = await holder.acquire('r', { wait: 0 });
+    const held = await holder.acquire('r', { wait: 3_000 });
     await vacate(b, 'r');
     // Another client asks for a lease of 10^12 ms, however it is allowed to ask.
     let huge: Redlock | undefined;
