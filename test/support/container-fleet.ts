@@ -6,7 +6,7 @@ import {
   type StartedTestContainer,
 } from 'testcontainers';
 import { AdminConnection } from './admin-connection';
-import type { FleetNode, RedisFleet } from './fleet';
+import type { FleetNode, RedisFleet, RestartOptions } from './fleet';
 import { FleetBase } from './fleet-base';
 import { releasePort, reservePort } from './ports';
 import { identify, LOOPBACK, sleep, waitUntilRefused } from './probe';
@@ -103,7 +103,15 @@ class ContainerNode implements FleetNode {
     this.isPaused = false;
   }
 
-  async restart(): Promise<void> {
+  async restart(options: RestartOptions = {}): Promise<void> {
+    if (options.withoutData) {
+      // The files live in the container (/data): removed while it runs, then it is killed
+      // before it can write them again, as a container started without its volume would be.
+      if (!this.up) await this.docker.start();
+      if (this.isPaused) await this.resume();
+      await this.started.exec(['sh', '-c', 'rm -rf /data/appendonlydir /data/*.aof /data/*.rdb']);
+      this.up = true;
+    }
     if (this.up) await this.kill();
     // Same container: same port binding and, with AOF, the same /data.
     await this.docker.start();

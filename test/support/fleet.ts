@@ -52,9 +52,11 @@ export interface FleetNode {
   resume(): Promise<void>;
   /**
    * Starts the node again on the same port with the same persistence mode (killing it first if
-   * it is running); resolves once it answers.
+   * it is running); resolves once it answers. With `withoutData`, its data files (AOF, RDB) are
+   * removed between the kill and the start: a durable node that comes back empty, as a container
+   * restarted without its volume or a rescheduled pod does.
    */
-  restart(): Promise<void>;
+  restart(options?: RestartOptions): Promise<void>;
   /** False after `kill()` until `restart()`; a paused node is running. */
   running(): boolean;
   /**
@@ -63,6 +65,12 @@ export interface FleetNode {
    * (paused), rather than hanging the test.
    */
   command(...args: (string | number)[]): Promise<unknown>;
+}
+
+/** How {@link FleetNode.restart} restarts a node. */
+export interface RestartOptions {
+  /** Remove the node's data files before it starts again (default false: it keeps them). */
+  withoutData?: boolean;
 }
 
 /** A started fleet; call `stop()` when done (in `afterAll`). */

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdminConnection } from './admin-connection';
-import type { FleetNode } from './fleet';
+import type { FleetNode, RestartOptions } from './fleet';
 import { identify, LOOPBACK, sleep, waitUntilRefused } from './probe';
 import { persistenceArgs } from './redis-config';
 
@@ -193,8 +193,9 @@ export class RedisProcessNode implements FleetNode {
     run.paused = false;
   }
 
-  async restart(): Promise<void> {
+  async restart(options: RestartOptions = {}): Promise<void> {
     if (this.running()) await this.kill();
+    if (options.withoutData) this.removeData();
     try {
       await this.start();
     } catch (error) {
@@ -209,6 +210,15 @@ export class RedisProcessNode implements FleetNode {
 
   command(...args: (string | number)[]): Promise<unknown> {
     return this.admin.command(args);
+  }
+
+  /** Removes everything in the node's directory but its log: the AOF directory, any RDB file. */
+  private removeData(): void {
+    for (const entry of readdirSync(this.dir)) {
+      if (join(this.dir, entry) !== this.logFile) {
+        rmSync(join(this.dir, entry), { recursive: true, force: true });
+      }
+    }
   }
 }
 
