@@ -80,6 +80,10 @@ class Member {
   identifying = false;
   /** The quarantine was said for this identity (one line per node per decision). */
   said = false;
+  /** Since when (monotonic ms) surveys could not tell (too few answers) for this identity. */
+  uninformedSince?: number;
+  /** Since when (monotonic ms) its node is known down, if it is. */
+  downSince?: number;
 }
 
 /**
@@ -141,6 +145,15 @@ export class Membership {
       quorum: this.quorum,
     };
     this.fencing = options.fencing;
+    // When a node went down, not when a call first noticed: how long it has been silent decides
+    // whether a wait on too few answers is likely to last (quorumAt).
+    nodes.forEach((node, index) => {
+      node.onHealth?.((state) => {
+        const member = this.members[index];
+        if (state === 'down') member.downSince ??= this.clock.now();
+        else if (state === 'up') member.downSince = undefined;
+      });
+    });
   }
 
   /** Whether restarts are watched at all (`quarantine: false` turns it off). */
@@ -172,15 +185,25 @@ export class Membership {
   /**
    * The earliest time (monotonic ms) at which a quorum of the nodes that are not known down may
    * vote, as far as restart detection knows: now when it may already, `Infinity` when it never
-   * will without a node coming back. A node not yet decided counts as able to vote now.
+   * will without a node coming back. A node not yet decided counts as able to vote now, and so
+   * does one waiting on answers that may still come.
    */
   quorumAt(): number {
     const now = this.clock.now();
     if (!this.enabled) return now;
+    // A wait decided on too few answers ('uptime') ends early once the silent nodes answer: only
+    // a node down for a while (refused, not merely slow or reconnecting) makes it likely to last.
+    const members = this.nodes.map((_, index) => this.observe(index));
+    const silentForLong = members.some(
+      (m) => m.downSince !== undefined && now - m.downSince >= RECHECK_MS,
+    );
     const times = this.nodes.map((node, index) => {
-      const member = this.observe(index);
+      const member = members[index];
       if (node.isDown === true) return Infinity;
-      if (member.state === 'waiting') return member.voteAt;
+      if (member.state === 'waiting' && (member.why !== 'uptime' || silentForLong)) {
+        return member.voteAt;
+      }
+      if (member.state === 'waiting') return now;
       if (member.state === 'unknown' && !this.trusted(index) && node.identityError === 'refused') {
         return Infinity;
       }
@@ -323,12 +346,15 @@ export class Membership {
       member.why = undefined;
       member.fence = 'unknown';
       member.said = false;
+      member.uninformedSince = undefined;
       this.clock.clearTimer(member.timer);
       member.timer = undefined;
       member.state = info === undefined ? 'unknown' : 'pending';
       if (info !== undefined) this.requestSurvey();
     }
     if (info === undefined && node.identityError === 'failed') this.retryIdentity(index);
+    if (node.isDown !== true) member.downSince = undefined;
+    else member.downSince ??= this.clock.now();
     return member;
   }
 
@@ -419,25 +445,36 @@ export class Membership {
   private decide(index: number, decision: Admission, now: number): void {
     const member = this.members[index];
     const voteAt = now + decision.voteInMs;
-    if (voteAt >= member.voteAt) return;
-    member.voteAt = voteAt;
-    member.why = decision.why;
-    this.clock.clearTimer(member.timer);
-    member.timer = undefined;
-    if (decision.voteInMs <= 0) {
-      this.admit(index);
+    if (decision.why === 'uptime') member.uninformedSince ??= now;
+    if (voteAt < member.voteAt) {
+      member.voteAt = voteAt;
+      member.why = decision.why;
+      this.clock.clearTimer(member.timer);
+      member.timer = undefined;
+      if (decision.voteInMs <= 0) {
+        this.admit(index);
+        return;
+      }
+      member.state = 'waiting';
+      const epoch = member.epoch;
+      member.timer = this.clock.setTimer(() => {
+        if (!this.closed && member.epoch === epoch && member.state === 'waiting') this.admit(index);
+      }, decision.voteInMs);
+    }
+    // Said once per node and identity. A wait on too few answers is said only once the surveys
+    // of two rechecks could not inform it either: a peer merely slow to answer a fresh lock
+    // manager's first look (a stalled node, a busy machine) is no decision worth a warning.
+    if (member.state !== 'waiting' || member.said) return;
+    if (
+      member.why === 'uptime' &&
+      (member.uninformedSince === undefined || now - member.uninformedSince < 2 * RECHECK_MS)
+    ) {
       return;
     }
-    member.state = 'waiting';
-    const epoch = member.epoch;
-    member.timer = this.clock.setTimer(() => {
-      if (!this.closed && member.epoch === epoch && member.state === 'waiting') this.admit(index);
-    }, decision.voteInMs);
-    if (!member.said) {
-      member.said = true;
-      this.logger.warn(this.quarantineLine(index, decision));
-      this.listener.quarantined(this.nodes[index].name, decision.voteInMs);
-    }
+    member.said = true;
+    const left = member.voteAt - now;
+    this.logger.warn(this.quarantineLine(index, member.why ?? decision.why, left));
+    this.listener.quarantined(this.nodes[index].name, left);
   }
 
   private admit(index: number): void {
@@ -451,11 +488,11 @@ export class Membership {
   }
 
   /** The one line said when a node starts waiting: why, and for at most how long. */
-  private quarantineLine(index: number, decision: Admission): string {
+  private quarantineLine(index: number, why: Admission['why'], leftMs: number): string {
     const name = this.nodes[index].name;
-    const ms = Math.ceil(decision.voteInMs);
+    const ms = Math.ceil(leftMs);
     const start = `Redis node ${name} restarted without proof that its data survived, so it may have lost keys of locks still held: it does not count toward a quorum for up to ${ms} ms`;
-    return decision.why === 'horizons'
+    return why === 'horizons'
       ? `${start}, until the leases its peers recorded have ended`
       : `${start}, until it has been up for maxTtl (${settledAfterMs(this.rule)} ms with drift): too few of its peers answered to bound its leases`;
   }

@@ -96,12 +96,17 @@ describe('finding 6d-e: a node restarted empty while another is down (3 real nod
     expect(quarantineWarnings.length).toBeLessThanOrEqual(1);
   }, 40_000);
 
-  it('(e) while quarantine leaves no quorum, acquire({ wait: 10 s }) fails at once as unavailable with the time left', async () => {
+  // When the quarantine ends within the wait, the acquisition waits and gets the lock ((d) shows
+  // it, a lock ~maxTtl after the restart); when it ends only after the wait, it fails at once.
+  it('(e) while quarantine leaves no quorum until after the wait, acquire({ wait: 1 s }) fails at once as unavailable with the time left', async () => {
     const { app, cUp } = await scene();
     await cUp;
     // a answers, b is down, c answers but restarted less than a lease ago: no quorum can count.
+    // b has been down a second: a node merely reconnecting (or stalled) is not taken for gone,
+    // since its answer could end c's wait at once (membership.ts quorumAt).
+    await delay(1_000);
     const start = performance.now();
-    const error = await app.redlock.acquire('job', { wait: 10_000 }).then(
+    const error = await app.redlock.acquire('job', { wait: 1_000 }).then(
       (lock) => lock,
       (e: unknown) => e,
     );
@@ -110,11 +115,10 @@ describe('finding 6d-e: a node restarted empty while another is down (3 real nod
       error instanceof LockNotAcquiredError
         ? `${error.reason}, retryAfterMs ${error.retryAfterMs}: ${error.message}`
         : String(error);
-    console.log(
-      `finding 6e: acquire({ wait: 10 s }) answered after ${Math.round(ms)} ms: ${shown}`,
-    );
+    console.log(`finding 6e: acquire({ wait: 1 s }) answered after ${Math.round(ms)} ms: ${shown}`);
     expect(error).toBeInstanceOf(LockNotAcquiredError);
-    expect(ms).toBeLessThanOrEqual(2_000);
+    // At once: well before the 1 s wait (on 0cce7fe it answered only after the whole wait).
+    expect(ms).toBeLessThanOrEqual(500);
     const refused = error as LockNotAcquiredError;
     expect(refused.reason).toBe('unavailable');
     expect(refused.retryAfterMs).toBeGreaterThan(0);
