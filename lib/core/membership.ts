@@ -191,7 +191,7 @@ export class Membership {
   quorumAt(): number {
     const now = this.clock.now();
     if (!this.enabled) return now;
-    // A wait decided on too few answers ('uptime') ends early once the silent nodes answer: only
+    // A wait decided on too few answers ('uninformed') ends early once the silent nodes answer: only
     // a node down for a while (refused, not merely slow or reconnecting) makes it likely to last.
     const members = this.nodes.map((_, index) => this.observe(index));
     const silentForLong = members.some(
@@ -200,7 +200,7 @@ export class Membership {
     const times = this.nodes.map((node, index) => {
       const member = members[index];
       if (node.isDown === true) return Infinity;
-      if (member.state === 'waiting' && (member.why !== 'uptime' || silentForLong)) {
+      if (member.state === 'waiting' && (member.why !== 'uninformed' || silentForLong)) {
         return member.voteAt;
       }
       if (member.state === 'waiting') return now;
@@ -399,7 +399,7 @@ export class Membership {
     const open = this.members.some(
       (m) =>
         m.state === 'pending' ||
-        (m.state === 'waiting' && m.why === 'uptime') ||
+        (m.state === 'waiting' && m.why === 'uninformed') ||
         (this.fencing && m.state !== 'unknown' && m.fence !== 'complete'),
     );
     if (!open) return;
@@ -445,7 +445,7 @@ export class Membership {
   private decide(index: number, decision: Admission, now: number): void {
     const member = this.members[index];
     const voteAt = now + decision.voteInMs;
-    if (decision.why === 'uptime') member.uninformedSince ??= now;
+    if (decision.why === 'uninformed') member.uninformedSince ??= now;
     if (voteAt < member.voteAt) {
       member.voteAt = voteAt;
       member.why = decision.why;
@@ -466,7 +466,7 @@ export class Membership {
     // manager's first look (a stalled node, a busy machine) is no decision worth a warning.
     if (member.state !== 'waiting' || member.said) return;
     if (
-      member.why === 'uptime' &&
+      member.why === 'uninformed' &&
       (member.uninformedSince === undefined || now - member.uninformedSince < 2 * RECHECK_MS)
     ) {
       return;
@@ -492,9 +492,11 @@ export class Membership {
     const name = this.nodes[index].name;
     const ms = Math.ceil(leftMs);
     const start = `Redis node ${name} restarted without proof that its data survived, so it may have lost keys of locks still held: it does not count toward a quorum for up to ${ms} ms`;
-    return why === 'horizons'
-      ? `${start}, until the leases its peers recorded have ended`
-      : `${start}, until it has been up for maxTtl (${settledAfterMs(this.rule)} ms with drift): too few of its peers answered to bound its leases`;
+    if (why === 'horizons') return `${start}, until the leases its peers recorded have ended`;
+    const settled = `${start}, until it has been up for maxTtl (${settledAfterMs(this.rule)} ms with drift)`;
+    return why === 'uptime'
+      ? `${settled}: the leases its peers recorded last longer`
+      : `${settled}: too few of its peers answered to bound its leases`;
   }
 
   /** Completes a node's fence floor when the survey allows it (quarantine.ts floorRestore). */

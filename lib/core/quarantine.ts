@@ -59,9 +59,10 @@ export interface Admission {
   readonly voteInMs: number;
   /**
    * `settled`: up long enough; `durable`: its data survived; `horizons`: its peers' horizons
-   * decide; `uptime`: too few peers answered to tell, so it waits until it is settled.
+   * decide; `uptime`: they outlast the time until it is settled, which decides; `uninformed`:
+   * too few peers answered to tell, so it waits until it is settled (or a later survey tells).
    */
-  readonly why: 'settled' | 'durable' | 'horizons' | 'uptime';
+  readonly why: 'settled' | 'durable' | 'horizons' | 'uptime' | 'uninformed';
 }
 
 /** How long a node must have been up before every lease it could have lost has ended (ms). */
@@ -109,7 +110,7 @@ export function admission(
     }
   }
   if (unanswered > 0 && unanswered + unsettled >= rule.quorum) {
-    return { voteInMs: uptimeLeft, why: 'uptime' };
+    return { voteInMs: uptimeLeft, why: 'uninformed' };
   }
   // Filed under a run_id no node that answered has now: leases granted before some restart.
   let longest = 0;
