@@ -5,7 +5,8 @@ import * as path from 'node:path';
  * The docs' TypeScript examples, as scripts/check-doc-examples.js reads them (it type-checks them
  * against dist/ in CI, after the build). What needs no build is checked here, in `npm test`: the
  * README's headline example and its minimal app are the files of sample/minimal/, verbatim —
- * the files test/e2e/minimal-app.spec.ts boots against real Redis nodes.
+ * the files test/e2e/minimal-app.spec.ts boots against real Redis nodes; so is docs/recipes.md's
+ * GraphQL recipe (sample/recipes/graphql/, booted by test/e2e/recipe-graphql.spec.ts).
  */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { root, allBlocks, extractBlocks } = require('../../scripts/doc-examples/extract') as {
@@ -26,6 +27,11 @@ interface DocBlock {
 
 const MINIMAL_APP = ['app.module.ts', 'main.ts', 'stock.controller.ts', 'stock.service.ts'].map(
   (name) => `sample/minimal/${name}`,
+);
+
+/** docs/recipes.md's GraphQL recipe: the files test/e2e/recipe-graphql.spec.ts boots, alone. */
+const GRAPHQL_RECIPE = ['account.resolver.ts', 'app.module.ts'].map(
+  (name) => `sample/recipes/graphql/${name}`,
 );
 
 describe('doc examples', () => {
@@ -49,6 +55,14 @@ describe('doc examples', () => {
     for (const file of MINIMAL_APP) expect(included).toContain(file);
     expect(fs.readdirSync(path.join(root, 'sample/minimal')).sort()).toEqual(
       MINIMAL_APP.map((f) => path.basename(f)),
+    );
+  });
+
+  it('docs/recipes.md includes every file of the GraphQL recipe', () => {
+    const included = extractBlocks('docs/recipes.md').map((b) => b.include);
+    for (const file of GRAPHQL_RECIPE) expect(included).toContain(file);
+    expect(fs.readdirSync(path.join(root, 'sample/recipes/graphql')).sort()).toEqual(
+      GRAPHQL_RECIPE.map((f) => path.basename(f)),
     );
   });
 
