@@ -13,7 +13,8 @@ import { delay, eventually, sharedFleet, timed } from './helpers';
  * redis-semaphore meets, against three real Redis nodes. Where the row is about sharing locks with
  * instances that still run node-redlock (a rolling deploy), those instances are played by
  * node-redlock's own scripts, sent as it sends them: EVAL on every node, KEYS = the resource names
- * as they are, ARGV = a random value and the ttl.
+ * as they are, ARGV = a random value and the ttl; redis-semaphore's RedlockMutex by the command
+ * it sends (SET mutex:<key> <uuid> PX <lockTimeout> NX on every node).
  */
 
 /** node-redlock's lock script (redlock 4.2.0 `lockScript`, 5.0.0-beta.2 `ACQUIRE_SCRIPT`), MIT. */
@@ -73,6 +74,23 @@ describe('docs/migrating.md (3 real nodes)', () => {
     // script (another owner's value) deletes nothing.
     expect(await oldInstance(NODE_REDLOCK_ACQUIRE, 'stock:3', 'old-owner', 10_000)).toBe(0);
     expect(await oldInstance(NODE_REDLOCK_RELEASE, 'stock:3', 'old-owner')).toBe(0);
+    await lock.release();
+  });
+
+  it("with `keyPrefix: 'mutex:'`, locks are shared with redis-semaphore's RedlockMutex", async () => {
+    const redlock = manager({ keyPrefix: 'mutex:', wait: 0 });
+    // RedlockMutex('stock:5') acquires with SET mutex:stock:5 <uuid> PX <lockTimeout> NX on
+    // every node; this one finds it held.
+    const granted = await allNodes('SET', 'mutex:stock:5', 'semaphore-owner', 'PX', 10_000, 'NX');
+    expect(granted).toEqual(['OK', 'OK', 'OK']);
+    await expect(redlock.acquire('stock:5')).rejects.toMatchObject({ reason: 'held' });
+    await allNodes('DEL', 'mutex:stock:5');
+    const lock = await redlock.acquire('stock:5');
+    expect(await allNodes('SET', 'mutex:stock:5', 'semaphore-owner', 'PX', 10_000, 'NX')).toEqual([
+      null,
+      null,
+      null,
+    ]);
     await lock.release();
   });
 
