@@ -73,6 +73,16 @@ describe('doc examples', () => {
     },
   );
 
+  it("the README's install line names the tarball `npm pack` writes for this version", () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const named = [...readme.matchAll(/nestjs-redlock-([^\s/"`]+)\.tgz/g)].map(([, v]) => v);
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(new Set([version]));
+  });
+
   it('a block left unchecked says why, and imports something this repository lacks', () => {
     for (const block of blocks.filter((b) => b.skip)) {
       const missing = [...block.code.matchAll(/from '([^'.][^']*)'/g)]
