@@ -73,6 +73,10 @@ describe('doc examples', () => {
     },
   );
 
+  it('README.md stays a first page: at most 25 000 bytes (the rest lives in docs/)', () => {
+    expect(fs.statSync(path.join(root, 'README.md')).size).toBeLessThanOrEqual(25_000);
+  });
+
   it("the README's install line names the tarball `npm pack` writes for this version", () => {
     const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
     const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
