@@ -34,9 +34,9 @@
 // the shared stock), so cells that hang nodes cannot disturb each other. The cells of one
 // install folder run one after another; folders run side by side, two at a time (the machine
 // has two cores; REDLOCK_COMPAT_JOBS=1 runs everything in sequence): the transport folder
-// beside the four app folders, which take longer in all. Prints the pass/fail matrix with each
-// folder's setup and each cell's e2e wall time, writes it to <scratch>/matrix.md, and exits
-// non-zero if any cell failed. Scratch: $REDLOCK_COMPAT_DIR or <tmpdir>/nestjs-redlock-compat.
+// beside the four app folders and the two docs folders, which take longer in all. Prints the
+// pass/fail matrix with each folder's setup and each cell's e2e wall time, writes it to
+// <scratch>/matrix.md, and exits non-zero if any cell failed. Scratch: $REDLOCK_COMPAT_DIR or <tmpdir>/nestjs-redlock-compat.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
