@@ -19,6 +19,9 @@ const base = {
   modulePathIgnorePatterns: ['<rootDir>/.redis-fleet/'],
   // The sample imports the library by its package name (tsconfig.json `paths`): the sources.
   moduleNameMapper: {
+    // ESM-style relative imports (`./stock.service.js`, as in sample/minimal: the README's app
+    // must build in a Nest 12 ESM project too) name the TypeScript file without its extension.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
     '^nestjs-redlock$': '<rootDir>/lib',
     '^nestjs-redlock/terminus$': '<rootDir>/lib/terminus',
   },

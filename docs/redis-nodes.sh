@@ -9,12 +9,15 @@
 #
 # LOCK_NODES=redis://127.0.0.1:7001,redis://127.0.0.1:7002,redis://127.0.0.1:7003
 #
-# No persistence (`--save '' --appendonly no`): a lock node only holds short-lived keys. Ports
-# and the state folder can be changed with REDIS_NODES_PORTS="7001 7002 7003" and
-# REDIS_NODES_DIR (default: .redis-nodes/ in the current folder).
+# No persistence (`--save '' --appendonly no`): a lock node only holds short-lived keys.
+# Ports: REDIS_NODE_A_PORT, REDIS_NODE_B_PORT, REDIS_NODE_C_PORT (default 7001, 7002, 7003), the
+# variables redis-nodes.compose.yml reads too: the same environment gives the same three nodes
+# with or without Docker. REDIS_NODES_PORTS="7001 7002 7003 7004 7005" lists them all instead
+# (any number of nodes; this script only). The state folder: REDIS_NODES_DIR (default:
+# .redis-nodes/ in the current folder).
 set -euo pipefail
 
-PORTS=${REDIS_NODES_PORTS:-"7001 7002 7003"}
+PORTS=${REDIS_NODES_PORTS:-"${REDIS_NODE_A_PORT:-7001} ${REDIS_NODE_B_PORT:-7002} ${REDIS_NODE_C_PORT:-7003}"}
 DIR=${REDIS_NODES_DIR:-"$PWD/.redis-nodes"}
 
 ping() { redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null || true; }
@@ -31,7 +34,7 @@ start() {
       continue
     fi
     if [ -n "$(ping "$port")" ]; then
-      echo "127.0.0.1:$port is taken by another server; pick free ports with REDIS_NODES_PORTS" >&2
+      echo "127.0.0.1:$port is taken by another server; pick free ports with REDIS_NODE_A_PORT, REDIS_NODE_B_PORT, REDIS_NODE_C_PORT" >&2
       exit 1
     fi
     redis-server --bind 127.0.0.1 --port "$port" --save '' --appendonly no \

@@ -53,6 +53,7 @@ const expectedFiles = [
   'docs/fair-hand-off.md',
   'docs/guarantees.md',
   'docs/locked.md',
+  'docs/migrating.md',
   'docs/operations.md',
   'docs/performance.md',
   'docs/recipes.md',

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RedlockModule } from 'nestjs-redlock';
-import { StockController } from './stock.controller';
-import { StockService } from './stock.service';
+import { StockController } from './stock.controller.js';
+import { StockService } from './stock.service.js';
 
 @Module({
   imports: [

@@ -1,6 +1,6 @@
 import { Body, Controller, Param, ParseIntPipe, Post } from '@nestjs/common';
 import { Locked } from 'nestjs-redlock';
-import { StockService } from './stock.service';
+import { StockService } from './stock.service.js';
 
 @Controller('stock')
 export class StockController {

@@ -12,7 +12,7 @@
 //   before the block. Its text must equal the file's, and it is type-checked under that path
 //   (so its relative imports resolve to the other included files);
 // - a whole file beside the included ones: `<!-- doc-example: beside sample/minimal -->` right
-//   before the block, so that its relative imports (`./app.module`) resolve to that folder's files;
+//   before the block, so that its relative imports (`./app.module.js`) resolve to that folder's files;
 // - not checked: `<!-- doc-example: skip <reason> -->` right before the block; the reason is
 //   required and printed by the checker.
 'use strict';

@@ -1,4 +1,4 @@
-// npm run test:compat — the compatibility matrix (issues 10 and 17): real apps, as users write
+// npm run test:compat — the compatibility matrix (issues 10, 17 and 25): real apps, as users write
 // them, installed from the *packed* package into scratch folders (so the repository's lockfile
 // stays on one version of everything), each running its e2e against real redis-server
 // processes on 127.0.0.1.
@@ -23,23 +23,32 @@
 //   once; an outage fails it; onBusy 'skip' fails the bootstrap). Their specs run on node:test
 //   (no test runner to install).
 //
+// - docs-nest11-cjs, docs-nest12-esm: the docs' examples (DESIGN §7, issue 25): every TypeScript
+//   block of README.md and docs/ compiled with emit, by scripts/check-doc-examples.js --app, in a
+//   Nest 11 CLI app (CommonJS) and a Nest 12 CLI app (ESM, NodeNext), each with the scaffold's
+//   tsconfig and TypeScript and the packages the examples import; then the headline examples
+//   boot there as compiled — the README's minimal app and the GraphQL recipe, each alone
+//   (test/compat/docs, node:test).
+//
 // Each cell gets its own three redis-server lock nodes (and, for the transports, a fourth for
 // the shared stock), so cells that hang nodes cannot disturb each other. The cells of one
 // install folder run one after another; folders run side by side, two at a time (the machine
 // has two cores; REDLOCK_COMPAT_JOBS=1 runs everything in sequence): the transport folder
-// beside the four app folders, which take longer in all. Prints the pass/fail matrix with each
-// folder's setup and each cell's e2e wall time, writes it to <scratch>/matrix.md, and exits
-// non-zero if any cell failed. Scratch: $REDLOCK_COMPAT_DIR or <tmpdir>/nestjs-redlock-compat.
+// beside the four app folders and the two docs folders, which take longer in all. Prints the
+// pass/fail matrix with each folder's setup and each cell's e2e wall time, writes it to
+// <scratch>/matrix.md, and exits non-zero if any cell failed. Scratch: $REDLOCK_COMPAT_DIR or <tmpdir>/nestjs-redlock-compat.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout, clearTimeout } from 'node:timers';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
+const { projects } = createRequire(import.meta.url)('../../scripts/doc-examples/projects.js');
 const scratch = process.env.REDLOCK_COMPAT_DIR ?? path.join(os.tmpdir(), 'nestjs-redlock-compat');
 const INSTALL_TIMEOUT_MS = 6 * 60_000;
 const STEP_TIMEOUT_MS = 4 * 60_000;
@@ -237,6 +246,80 @@ function transport(spec, services = {}) {
   };
 }
 
+/**
+ * What the docs' examples import (scripts/doc-examples/prelude.ts and the blocks themselves), per
+ * Nest major: an app with every one of them installed compiles every example, the CQRS one too.
+ */
+const docsPackages = {
+  nest11: {
+    '@nestjs/common': '^11.0.1',
+    '@nestjs/core': '^11.0.1',
+    '@nestjs/platform-express': '^11.0.1',
+    '@nestjs/platform-fastify': '^11.0.1',
+    '@nestjs/microservices': '^11.0.1',
+    '@nestjs/websockets': '^11.0.1',
+    '@nestjs/schedule': '^6.0.0',
+    '@nestjs/bullmq': '^11.0.0',
+    '@nestjs/cqrs': '^11.0.0',
+    '@nestjs/terminus': '^11.0.0',
+    '@nestjs/graphql': '^13.0.0',
+    '@nestjs/apollo': '^13.0.0',
+  },
+  nest12: {
+    '@nestjs/common': '^12.0.1',
+    '@nestjs/core': '^12.0.1',
+    '@nestjs/platform-express': '^12.0.1',
+    '@nestjs/platform-fastify': '^12.0.1',
+    '@nestjs/microservices': '^12.0.1',
+    '@nestjs/websockets': '^12.0.1',
+    '@nestjs/schedule': '^12.0.0',
+    '@nestjs/bullmq': '^12.0.0',
+    '@nestjs/cqrs': '^12.0.0',
+    '@nestjs/terminus': '^12.0.0',
+    '@nestjs/graphql': '^14.0.0',
+    '@nestjs/apollo': '^14.0.0',
+  },
+};
+
+/**
+ * A docs cell: a Nest 11 CommonJS or a Nest 12 ESM app as its CLI scaffolds it, with what the
+ * examples import; its "build" compiles every example (scripts/check-doc-examples.js --app), its
+ * e2e boots the headline ones (test/compat/docs).
+ */
+function docsCell(name, project, typescript) {
+  const { type, compilerOptions } = projects[project];
+  return {
+    app: 'docs',
+    folder: name,
+    packageJson: {
+      ...(type === 'module' ? { type } : {}),
+      dependencies: {
+        ...docsPackages[project],
+        '@apollo/server': '^5.0.0',
+        '@as-integrations/express5': '^1.1.0',
+        bullmq: '^5.0.0',
+        graphql: '^16.11.0',
+        ioredis: '^5.4.0',
+        ...common,
+      },
+      devDependencies: {
+        '@nestjs/testing': docsPackages[project]['@nestjs/core'],
+        '@types/node': '^20.19.0',
+        typescript,
+      },
+    },
+    tsconfig: { compilerOptions: { ...compilerOptions, outDir: './dist' }, include: ['src'] },
+    files: {},
+    build: [
+      'doc examples',
+      'node',
+      [path.join(root, 'scripts', 'check-doc-examples.js'), '--app', '.', '--project', project],
+    ],
+    test: ['node', ['--test', 'test/docs.e2e-spec.mjs']],
+    services: {},
+  };
+}
+
 /** An app cell: test/compat/app in a folder of its own, type-checked, run by its test runner. */
 function appCell(name, cell) {
   return {
@@ -261,6 +344,8 @@ const cells = {
   'transports-socketio': transport('socketio'),
   'transports-cron': transport('cron'),
   'transports-bullmq': transport('bullmq'),
+  'docs-nest11-cjs': docsCell('docs-nest11-cjs', 'nest11', '~5.9.3'),
+  'docs-nest12-esm': docsCell('docs-nest12-esm', 'nest12', '^6.0.2'),
 };
 
 /** Runs a command in its own process group, killed whole on timeout. */
@@ -545,7 +630,14 @@ function installedVersions(dir) {
 async function prepare(folder, cell, tarball) {
   const since = Date.now();
   const dir = path.join(scratch, folder);
-  for (const stale of ['src', 'test', 'dist', 'package-lock.json']) {
+  for (const stale of [
+    'src',
+    'test',
+    'dist',
+    'doc-examples',
+    'dist-doc-examples',
+    'package-lock.json',
+  ]) {
     fs.rmSync(path.join(dir, stale), { recursive: true, force: true });
   }
   // A previous run's lockfile or copy would pin the previous tarball's contents.
@@ -572,6 +664,8 @@ async function prepare(folder, cell, tarball) {
     log(folder, step);
     const result = await run(command, args, dir, timeout);
     steps[step] = result.ok;
+    // The doc examples' count and versions, in the log of a passing run too.
+    if (result.ok && step === 'doc examples') log(folder, result.output.trim().split('\n').pop());
     if (!result.ok) {
       log(folder, result.output.split('\n').slice(-80).join('\n'));
       break;
@@ -669,7 +763,7 @@ async function main() {
 
   const results = selected.map((name) => rows.get(name));
   const mark = (ok) => (ok === undefined ? '—' : ok ? 'pass' : 'FAIL');
-  const built = (r) => r.steps.typecheck ?? r.steps.build;
+  const built = (r) => r.steps.typecheck ?? r.steps.build ?? r.steps['doc examples'];
   const lines = [
     `Node ${process.version}, redis-server ${spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=(\S+)/)?.[1] ?? '?'}; ${jobs} job(s), ${seconds(since)} s in all (after the pack)`,
     '',

@@ -5,7 +5,8 @@ import * as path from 'node:path';
  * The docs' TypeScript examples, as scripts/check-doc-examples.js reads them (it type-checks them
  * against dist/ in CI, after the build). What needs no build is checked here, in `npm test`: the
  * README's headline example and its minimal app are the files of sample/minimal/, verbatim —
- * the files test/e2e/minimal-app.spec.ts boots against real Redis nodes.
+ * the files test/e2e/minimal-app.spec.ts boots against real Redis nodes; so is docs/recipes.md's
+ * GraphQL recipe (sample/recipes/graphql/, booted by test/e2e/recipe-graphql.spec.ts).
  */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { root, allBlocks, extractBlocks } = require('../../scripts/doc-examples/extract') as {
@@ -26,6 +27,11 @@ interface DocBlock {
 
 const MINIMAL_APP = ['app.module.ts', 'main.ts', 'stock.controller.ts', 'stock.service.ts'].map(
   (name) => `sample/minimal/${name}`,
+);
+
+/** docs/recipes.md's GraphQL recipe: the files test/e2e/recipe-graphql.spec.ts boots, alone. */
+const GRAPHQL_RECIPE = ['account.resolver.ts', 'app.module.ts'].map(
+  (name) => `sample/recipes/graphql/${name}`,
 );
 
 describe('doc examples', () => {
@@ -52,12 +58,34 @@ describe('doc examples', () => {
     );
   });
 
+  it('docs/recipes.md includes every file of the GraphQL recipe', () => {
+    const included = extractBlocks('docs/recipes.md').map((b) => b.include);
+    for (const file of GRAPHQL_RECIPE) expect(included).toContain(file);
+    expect(fs.readdirSync(path.join(root, 'sample/recipes/graphql')).sort()).toEqual(
+      GRAPHQL_RECIPE.map((f) => path.basename(f)),
+    );
+  });
+
   it.each(blocks.filter((b) => b.include).map((b) => [`${b.doc}:${b.line}`, b] as const))(
     '%s is its file, verbatim',
     (_where, block) => {
       expect(block.code).toBe(fs.readFileSync(path.join(root, block.include!), 'utf8'));
     },
   );
+
+  it('README.md stays a first page: at most 25 000 bytes (the rest lives in docs/)', () => {
+    expect(fs.statSync(path.join(root, 'README.md')).size).toBeLessThanOrEqual(25_000);
+  });
+
+  it("the README's install line names the tarball `npm pack` writes for this version", () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const named = [...readme.matchAll(/nestjs-redlock-([^\s/"`]+)\.tgz/g)].map(([, v]) => v);
+    expect(named.length).toBeGreaterThan(0);
+    expect(new Set(named)).toEqual(new Set([version]));
+  });
 
   it('a block left unchecked says why, and imports something this repository lacks', () => {
     for (const block of blocks.filter((b) => b.skip)) {
