@@ -96,22 +96,29 @@ interface Outage {
 }
 
 /**
- * The cause of a failure, in a few words that stay the same while the outage does: the kinds
- * of the nodes' answers (`not connected`, `timeout`, `not counted`…), never their addresses.
+ * The cause of a failure, in a few words that stay the same while the outage does: what kind of
+ * trouble the nodes had (unreachable, no answer in time, not counted…), never their addresses,
+ * and not the nodes that merely were not waited for.
  */
 function causeOf(error: unknown): string {
   if (error instanceof RedlockPermissionError) return 'permission denied';
   if (!(error instanceof LockNotAcquiredError)) return 'error';
   const kinds = new Set<string>();
   for (const node of error.nodes) {
-    if (node.outcome === 'acquired' || node.outcome === 'held') continue;
-    if (node.outcome === 'excluded') kinds.add('not counted');
-    else if (node.outcome === 'error' && node.error !== undefined) {
-      // The library's sentence only, up to its first clause: the same for every failure.
-      kinds.add(node.error.replace(/\s*[(:].*$/s, ''));
-    } else kinds.add(node.outcome);
+    if (node.outcome === 'excluded') kinds.add('nodes not counted');
+    else if (node.outcome === 'timeout') kinds.add('nodes not answering in time');
+    else if (node.outcome === 'error') kinds.add(errorKind(node.error ?? ''));
   }
   return kinds.size === 0 ? 'nodes unavailable' : [...kinds].sort().join(', ');
+}
+
+/** A node error's kind: unreachable however it was seen (a closed connection, a refused one…). */
+function errorKind(text: string): string {
+  if (/^(not connected|connection|connect|host)/.test(text)) return 'nodes unreachable';
+  if (/^no TLS handshake|^TLS/.test(text)) return 'TLS mismatch';
+  if (/^no answer/.test(text)) return 'nodes not answering in time';
+  // The library's sentence only, up to its first clause: the same for every failure.
+  return text.replace(/\s*[(:].*$/s, '');
 }
 
 function seconds(ms: number): number {
