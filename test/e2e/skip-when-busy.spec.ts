@@ -11,7 +11,7 @@ import {
 import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { Locked, LockNotAcquiredError, Redlock, RedlockModule } from '../../lib';
+import { Locked, Redlock, RedlockModule } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
 import { RecordingLogger } from '../integration/helpers';
 
