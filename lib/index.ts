@@ -46,6 +46,7 @@ export {
   LockNotExtendedError,
   LockKeyConflictError,
   LockReentryError,
+  RedlockPermissionError,
   monotonicClock,
 } from './core';
 export type {
@@ -57,6 +58,7 @@ export type {
   RedlockEvents,
   LockedRoutine,
   NodeOutcome,
+  MissingPermission,
   LockNotAcquiredReason,
   RedisNode,
   RedisNodeSpec,

@@ -13,6 +13,18 @@ const KNOWN: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The extras of `forRoot` / `forRootAsync` (redlock.module-definition.ts): options of the module
+ * itself, which the builder takes off before the options reach the lock manager.
+ */
+const EXTRAS: readonly string[] = ['isGlobal', 'lockErrorFilter'];
+
+/**
+ * The names an error lists as expected: every documented option, the extras included. `clock` is
+ * accepted but not listed: it exists for tests that drive a virtual time, not for apps.
+ */
+const SHOWN: readonly string[] = [...[...KNOWN].filter((name) => name !== 'clock'), ...EXTRAS];
+
+/**
  * Fails the bootstrap on an option `RedlockModule` does not know — a typo (`tll`) would otherwise
  * leave the default silently in force, as a `@Locked` option typo would (which fails too).
  * `logger` is refused with its own reason: the module logs through Nest's `Logger`.
@@ -29,11 +41,19 @@ export function assertKnownModuleOptions(options: object): void {
         "is not an option of RedlockModule: it logs through Nest's Logger (context 'Redlock'); use app.useLogger() or new Redlock(nodes, { logger }) outside Nest",
       );
     }
+    if (EXTRAS.includes(key)) {
+      // Only a forRootAsync factory can put it here: the builder takes it off forRoot's options.
+      throw new RedlockConfigError(
+        key,
+        value,
+        `is an option of RedlockModule.forRootAsync({ ${key}, useFactory… }) itself, not of the options its factory returns`,
+      );
+    }
     const near = closest(key);
     throw new RedlockConfigError(
       key,
       value,
-      `is not an option of RedlockModule${near === undefined ? '' : ` (did you mean ${near}?)`}; expected one of ${[...KNOWN].join(', ')}`,
+      `is not an option of RedlockModule${near === undefined ? '' : ` (did you mean ${near}?)`}; expected one of ${SHOWN.join(', ')}`,
     );
   }
 }
@@ -42,7 +62,7 @@ export function assertKnownModuleOptions(options: object): void {
 function closest(key: string): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
-  for (const name of KNOWN) {
+  for (const name of SHOWN) {
     const d = distance(key.toLowerCase(), name.toLowerCase());
     if (d < bestDistance) [best, bestDistance] = [name, d];
   }

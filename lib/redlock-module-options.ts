@@ -35,7 +35,9 @@ export interface RedlockModuleOptions extends Omit<RedlockOptions, 'logger'> {
    * unreachable is not reported ready (a Kubernetes readiness probe on the listening port) only
    * to fail its first locked call. `0` starts without waiting: the lock manager must be able to
    * start while a majority of its nodes is down, and calls then fail with 503 until they are
-   * back. `Infinity` waits as long as it takes.
+   * back — the start then logs a warning naming this option. `Infinity` waits as long as it
+   * takes. Counted as `health()` counts: nodes that answer *and* may vote (a node restarted
+   * without its data, or whose Redis user lacks a permission, answers but does not count).
    * @default 0
    * @example
    * RedlockModule.forRoot({ nodes, awaitQuorum: 30_000 })   // up to 30 s for a quorum, else fail

@@ -2,6 +2,7 @@ import { ConfigurableModuleBuilder, type Provider } from '@nestjs/common';
 import { APP_FILTER, HttpAdapterHost } from '@nestjs/core';
 import { RedlockConfigError } from './core';
 import { LockedErrorFilter } from './exceptions/locked-error.filter';
+import { redlockModuleDefined } from './module-registry';
 import type { RedlockModuleOptions } from './redlock-module-options';
 
 /** Extras of `forRoot` / `forRootAsync` that shape the module rather than the locks. */
@@ -38,16 +39,19 @@ export const {
   .setFactoryMethodName('createRedlockOptions')
   .setExtras<RedlockModuleExtras>(
     { isGlobal: true, lockErrorFilter: true },
-    (definition, extras) => ({
-      ...definition,
-      // The builder spreads the caller's keys over the defaults, so an explicit
-      // `isGlobal: undefined` would otherwise turn the default off.
-      global: extras.isGlobal ?? true,
-      providers: [
-        ...(definition.providers ?? []),
-        ...lockErrorFilterProviders(extras.lockErrorFilter),
-      ],
-    }),
+    (definition, extras) => {
+      redlockModuleDefined();
+      return {
+        ...definition,
+        // The builder spreads the caller's keys over the defaults, so an explicit
+        // `isGlobal: undefined` would otherwise turn the default off.
+        global: extras.isGlobal ?? true,
+        providers: [
+          ...(definition.providers ?? []),
+          ...lockErrorFilterProviders(extras.lockErrorFilter),
+        ],
+      };
+    },
   )
   .build();
 

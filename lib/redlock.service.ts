@@ -20,6 +20,7 @@ import {
   type RedlockHealth,
   type Resources,
 } from './core';
+import { startupLine } from './core/startup-report';
 import { releaseKeptLocks } from './locked/min-hold';
 import { assertKnownModuleOptions } from './module-option-names';
 import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';
@@ -159,13 +160,32 @@ export class RedlockService
 
   /**
    * Waits (bounded) for the nodes' connections and fails the bootstrap with RedlockConfigError
-   * when two entries of `nodes` are one Redis server (same `run_id`): it would vote twice.
+   * when two entries of `nodes` are one Redis server (same `run_id`): it would vote twice, and
+   * with RedlockPermissionError when the nodes' Redis user may not run what the library needs.
+   * Logs one line with the nodes' states (`3 nodes, quorum 2: a up, b up, c down`), and a
+   * warning naming `awaitQuorum` when no quorum is reachable.
    * Unreachable nodes do not fail the bootstrap — a lock manager must start while a minority
    * (or, until it comes back, even a majority) of its nodes is down — unless `awaitQuorum`
    * asks for a quorum first. A single node is logged: it has no fault tolerance.
    */
   async onModuleInit(): Promise<void> {
-    await this.redlock.ready();
+    try {
+      await this.redlock.ready();
+    } catch (error) {
+      // A failed bootstrap calls no shutdown hook: close the connections this opened.
+      await this.core?.close();
+      throw error;
+    }
+    // One line per lock manager: a start with every node down must not look like a healthy one.
+    const health = await this.redlock.health();
+    this.logger.log(startupLine(health));
+    if (!health.up && this.awaitQuorum === 0) {
+      const voting = health.nodes.filter((node) => node.voting).length;
+      this.logger.warn(
+        `No quorum of lock nodes is reachable (${voting} of ${health.nodes.length} counting, ${health.quorum} needed): ` +
+          'locked calls fail as unavailable (HTTP 503) until one is; set awaitQuorum (ms) to make the start wait for a quorum, and fail without one',
+      );
+    }
     if (this.nodeCount === 1) {
       this.logger.warn(
         'RedlockModule has one node: no fault tolerance — locks stop while it is down, and a restart without persistence can let two holders in. Use 3 or 5 independent Redis masters in production.',

@@ -57,10 +57,28 @@ export class RedlockError extends Error {
     return own !== undefined && hasBrand(value, own);
   }
 
-  constructor(message: string, options?: ErrorOptions) {
+  /**
+   * The detailed line for logs: resource names and node addresses included (never an owner
+   * value). `message` is what a caller may see — an HTTP body, an RPC answer, a queue's
+   * `failedReason` and stack, which anyone with a dashboard reads — and names none of them
+   * (DESIGN §5.12); the library logs this instead, and so can you.
+   */
+  readonly diagnostic: string;
+
+  constructor(message: string, options?: ErrorOptions & { diagnostic?: string }) {
     super(message, options);
     this.name = new.target.name;
+    this.diagnostic = options?.diagnostic ?? message;
   }
+}
+
+/**
+ * The detailed description of an error for a log line: a library error's
+ * {@link RedlockError.diagnostic} (resources, nodes), any other error's message.
+ */
+export function diagnosticOf(error: unknown): string {
+  if (error instanceof RedlockError) return `${error.name}: ${error.diagnostic}`;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** What one node answered in the last attempt of an acquisition. */
@@ -119,12 +137,21 @@ export class LockNotAcquiredError extends RedlockError {
     readonly detail?: string,
   ) {
     const tried = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+    const named = describeResources(resources);
     super(
       reason === 'held'
-        ? `Lock on ${describeResources(resources)} is held by another owner (${tried})`
-        : detail !== undefined
-          ? `Lock on ${describeResources(resources)} could not be acquired: ${detail} (${tried})`
-          : `Lock on ${describeResources(resources)} could not be acquired: a quorum of Redis nodes was unavailable (${tried}; ${describeOutcomes(nodes)})`,
+        ? `The lock is held by another owner (${tried})`
+        : detail === SHUTTING_DOWN
+          ? `The lock could not be acquired: ${detail} (${tried})`
+          : `The lock could not be acquired: a quorum of Redis nodes was unavailable (${tried}${nodes.length > 0 ? `; ${summarizeOutcomes(nodes)}` : ''})`,
+      {
+        diagnostic:
+          reason === 'held'
+            ? `Lock on ${named} is held by another owner (${tried})`
+            : detail !== undefined
+              ? `Lock on ${named} could not be acquired: ${detail} (${tried})`
+              : `Lock on ${named} could not be acquired: a quorum of Redis nodes was unavailable (${tried}; ${describeOutcomes(nodes)})`,
+      },
     );
   }
 }
@@ -141,7 +168,9 @@ export class LockLostError extends RedlockError {
     readonly resources: readonly string[],
     detail = 'its validity ran out before a quorum of nodes extended it',
   ) {
-    super(`Lock on ${describeResources(resources)} was lost: ${detail}`);
+    super(`The lock was lost: ${detail}`, {
+      diagnostic: `Lock on ${describeResources(resources)} was lost: ${detail}`,
+    });
   }
 }
 
@@ -160,10 +189,10 @@ export class LockNotExtendedError extends RedlockError {
     /** Validity left when the extension gave up, in ms. */
     readonly remainingMs: number,
   ) {
-    super(
-      `Lock on ${describeResources(resources)} could not be extended on a quorum of nodes in time; ` +
-        `it is still held and remains valid for ${Math.floor(remainingMs)} ms`,
-    );
+    const said =
+      'could not be extended on a quorum of nodes in time; ' +
+      `it is still held and remains valid for ${Math.floor(remainingMs)} ms`;
+    super(`The lock ${said}`, { diagnostic: `Lock on ${describeResources(resources)} ${said}` });
   }
 }
 
@@ -181,9 +210,16 @@ export class LockReentryError extends RedlockError {
   constructor(
     /** The resources asked for. */
     readonly resources: readonly string[],
+    /** Why, without resource names (it is the message's end). */
     detail: string,
+    /** What the context holds: named in {@link RedlockError.diagnostic} only. */
+    held?: readonly string[],
   ) {
-    super(`Lock on ${describeResources(resources)} cannot be acquired here: ${detail}`);
+    super(`The lock cannot be acquired here: ${detail}`, {
+      diagnostic:
+        `Lock on ${describeResources(resources)} cannot be acquired here: ${detail}` +
+        (held === undefined ? '' : ` (the context holds ${describeResources(held)})`),
+    });
   }
 }
 
@@ -203,8 +239,12 @@ export class LockKeyConflictError extends RedlockError {
     detail: string,
   ) {
     super(
-      `Lock on ${describeResources(resources)} cannot be taken: a lock key on ${node} holds a ` +
-        `non-string value (${detail}); something else writes at these keys: use another keyPrefix`,
+      'The lock cannot be taken: a lock key holds a non-string value; something else writes at these keys: use another keyPrefix',
+      {
+        diagnostic:
+          `Lock on ${describeResources(resources)} cannot be taken: a lock key on ${node} holds a ` +
+          `non-string value (${detail}); something else writes at these keys: use another keyPrefix`,
+      },
     );
   }
 }
@@ -224,16 +264,56 @@ export class RedlockConfigError extends RedlockError {
   }
 }
 
+/** One permission a node's Redis user lacks, as {@link RedlockPermissionError} lists it. */
+export interface MissingPermission {
+  /** What the library cannot run, e.g. `scripts (EVAL, EVALSHA, SCRIPT LOAD)`. */
+  readonly what: string;
+  /** The ACL category (or key / channel pattern) it belongs to, e.g. `@scripting`. */
+  readonly category: string;
+  /** The command that grants it, e.g. `ACL SETUSER app +@scripting`. */
+  readonly grant: string;
+}
+
+/**
+ * The Redis user of some nodes may not run what the library needs (an ACL without
+ * `@scripting`, `INFO`, `@pubsub` …): thrown by `ready()` — so the Nest bootstrap fails — and by
+ * acquisitions while too few nodes allow it for a quorum. The message names each ACL category
+ * and the `ACL SETUSER` that grants it.
+ */
+export class RedlockPermissionError extends RedlockError {
+  static override readonly [ERROR_BRAND]: string = 'RedlockPermissionError';
+
+  constructor(
+    /** The nodes whose user lacks a permission (`host:port`). */
+    readonly nodes: readonly string[],
+    /** The ACL user. */
+    readonly user: string,
+    /** What is missing, and how to grant it. */
+    readonly missing: readonly MissingPermission[],
+  ) {
+    const lines = missing.map(
+      (permission) => `- ${permission.what} (ACL ${permission.category}): ${permission.grant}`,
+    );
+    const message =
+      `Redis user "${user}" may not run what nestjs-redlock needs on ${nodes.join(', ')}:\n` +
+      lines.join('\n');
+    super(message);
+  }
+}
+
 /** A resource name, or a template value it was built from, is not usable as a lock key. */
 export class LockResourceError extends RedlockError {
   static override readonly [ERROR_BRAND]: string = 'LockResourceError';
 
   constructor(
+    /** What a caller may read: no template, resource name or option name (DESIGN §5.12). */
     message: string,
     /** The rejected value. */
     readonly resource?: unknown,
+    /** The detailed line for logs (the template, the placeholder, the option); default `message`. */
+    diagnostic?: string,
   ) {
-    super(message);
+    super(message, { diagnostic });
   }
 }
 
@@ -258,6 +338,19 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length}`;
   if (typeof value === 'function') return 'a function';
   return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;
+}
+
+/**
+ * What the nodes answered, without naming them: how many of each outcome, a node error by the
+ * library's sentence only (the client's text in parentheses may name an address).
+ */
+function summarizeOutcomes(nodes: readonly NodeOutcome[]): string {
+  const counts = new Map<string, number>();
+  for (const node of nodes) {
+    const said = node.error === undefined ? node.outcome : node.error.replace(/\s*\(.*$/s, '');
+    counts.set(said, (counts.get(said) ?? 0) + 1);
+  }
+  return `${nodes.length} nodes: ${[...counts].map(([said, n]) => `${n} ${said}`).join(', ')}`;
 }
 
 function describeOutcomes(nodes: readonly NodeOutcome[]): string {

@@ -11,6 +11,8 @@ export {
   LockNotExtendedError,
   LockKeyConflictError,
   LockReentryError,
+  RedlockPermissionError,
+  type MissingPermission,
   type NodeOutcome,
   type LockNotAcquiredReason,
 } from './errors';

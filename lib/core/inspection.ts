@@ -56,12 +56,21 @@ export interface NodeHealthState {
   readonly up: boolean;
   /** The PING's round trip in ms, when it answered. */
   readonly latencyMs?: number;
+  /** Why it is down, in the library's words first. */
   readonly error?: string;
+  /**
+   * It counts toward the quorum now: `up` alone does not make it (a node restarted without its
+   * data, one whose Redis user lacks a permission, one listed twice). `up` of the whole check
+   * is: a quorum of nodes both up and voting.
+   */
+  readonly voting: boolean;
+  /** Why an `up` node is not `voting`. */
+  readonly reason?: string;
 }
 
 /** A health check of the lock service, from `health()`. */
 export interface RedlockHealth {
-  /** A quorum of nodes answered in time: locks can be taken and released. */
+  /** A quorum of nodes answered in time and may vote: locks can be taken and released. */
   readonly up: boolean;
   readonly quorum: number;
   readonly nodes: readonly NodeHealthState[];

@@ -46,6 +46,8 @@ import {
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
 import { monotonicClock, type Clock } from './clock';
 import type { RedlockLogger } from './logger';
+import { DescribedNodeError } from './node-errors';
+import { probeAccess, type NodeAccess } from './permissions';
 
 /** How a node may be given: a `redis://` / `rediss://` URL, ioredis options, or your own client. */
 export type RedisNodeSpec = string | RedisOptions | Redis;
@@ -109,6 +111,8 @@ export class IoredisNode implements RedisNode {
   private readonly healthListeners: ((state: NodeHealth) => void)[] = [];
   /** The INFO read of the latest ready, settled (never rejects). */
   private identifying?: Promise<void>;
+  /** The latest connection error of a client we own, until it is ready again: why it is down. */
+  private connectError?: unknown;
 
   constructor(
     /** The ioredis client. */
@@ -228,7 +232,18 @@ export class IoredisNode implements RedisNode {
   }
 
   async ping(): Promise<void> {
-    await this.client.ping();
+    await this.client.ping().catch((error: unknown) => {
+      throw this.described(error);
+    });
+  }
+
+  /** Runs the permission probe (permissions.ts) on this connection. */
+  checkAccess(probeKey: string): Promise<NodeAccess> {
+    return probeAccess((source, keys) => this.client.eval(source, keys.length, ...keys), probeKey);
+  }
+
+  get aclUser(): string {
+    return this.client.options.username ?? 'default';
   }
 
   async inspect(key: string): Promise<KeyState> {
@@ -448,6 +463,10 @@ export class IoredisNode implements RedisNode {
       // the shared rate for as long as they waited (issue 19). A hung node's SUBSCRIBE waits.
       commandTimeout: undefined,
       lazyConnect: false,
+      // ioredis' ready check is an INFO (a loading server is waited for): pointless for a
+      // subscriber, and a user refused INFO got "Skipping the ready check…" printed by ioredis
+      // for every connection (issue 25).
+      enableReadyCheck: false,
     });
     subscriber.on('error', () => undefined);
     subscriber.on('message', (channel: string, id: string) => {
@@ -558,7 +577,16 @@ export class IoredisNode implements RedisNode {
       return new NodeTimeoutError((error as Error).message);
     }
     if (isWrongType(error)) return new KeyTypeConflict((error as Error).message);
-    return error;
+    return this.described(error);
+  }
+
+  /** `error` in the library's words, with why the connection is down when it is (node-errors.ts). */
+  private described(error: unknown): DescribedNodeError {
+    return DescribedNodeError.of(
+      error,
+      { tls: Boolean(this.client.options.tls) },
+      this.connectError,
+    );
   }
 
   /** Reads as just started, as of now, until the next INFO answers. */
@@ -602,6 +630,8 @@ export class IoredisNode implements RedisNode {
         this.info = undefined;
         const refused = isNoPermission(error);
         this.infoError = refused ? 'refused' : 'failed';
+        // Its ready check is that INFO too: ioredis would print its warning on every reconnect.
+        if (refused && this.owned) this.client.options.enableReadyCheck = false;
         if (!refused || this.infoRefusalSaid) return;
         this.infoRefusalSaid = true;
         this.logger.warn(
@@ -643,24 +673,25 @@ export class IoredisNode implements RedisNode {
   private watchHealth(): void {
     const logger = this.logger;
     let down = false;
-    let lastError: string | undefined;
     // Only on a client we own: an error listener on a caller's client would change how their
     // app sees its errors.
     if (this.owned) {
       this.client.on('error', (error: Error) => {
-        lastError = error.message;
+        this.connectError = error;
       });
     }
     this.client.on('close', () => {
       if (down || this.closing) return;
       down = true;
       if (this.owned) {
-        logger.warn(`Redis node ${this.name} is unreachable${lastError ? `: ${lastError}` : ''}`);
+        // In the library's words first (a TLS mismatch shows as a connect timeout otherwise).
+        const why = this.connectError === undefined ? undefined : this.described(this.connectError);
+        logger.warn(`Redis node ${this.name} is unreachable${why ? `: ${why.message}` : ''}`);
       }
       this.report('down');
     });
     this.client.on('ready', () => {
-      lastError = undefined;
+      this.connectError = undefined;
       if (!down) return;
       down = false;
       if (this.owned) logger.log(`Redis node ${this.name} is reachable again`);

@@ -40,6 +40,8 @@ import {
   handOffReply,
 } from './script-replies';
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
+import { DescribedNodeError } from './node-errors';
+import { probeAccess, type NodeAccess } from './permissions';
 
 /**
  * What this adapter needs of a node-redis (`redis` v5) client: its raw command interface and
@@ -277,7 +279,28 @@ export class NodeRedisNode implements RedisNode {
   }
 
   async ping(): Promise<void> {
-    await this.client.sendCommand(['PING']);
+    await this.client.sendCommand(['PING']).catch((error: unknown) => {
+      throw translate(error);
+    });
+  }
+
+  /** Runs the permission probe (permissions.ts) on this connection. */
+  checkAccess(probeKey: string): Promise<NodeAccess> {
+    return probeAccess(
+      (source, keys) => this.client.sendCommand(['EVAL', source, String(keys.length), ...keys]),
+      probeKey,
+    );
+  }
+
+  get aclUser(): string {
+    const options = this.client.options as { url?: string; username?: string } | undefined;
+    if (options?.username !== undefined) return options.username;
+    try {
+      const user = options?.url === undefined ? '' : new URL(options.url).username;
+      return user === '' ? 'default' : decodeURIComponent(user);
+    } catch {
+      return 'default';
+    }
   }
 
   async inspect(key: string): Promise<KeyState> {
@@ -369,6 +392,9 @@ export class NodeRedisNode implements RedisNode {
   }
 }
 
+/** What a failed command means: WRONGTYPE is a key conflict; anything else, in our words. */
 function translate(error: unknown): unknown {
-  return isWrongType(error) ? new KeyTypeConflict((error as Error).message) : error;
+  return isWrongType(error)
+    ? new KeyTypeConflict((error as Error).message)
+    : DescribedNodeError.of(error);
 }

@@ -1,3 +1,5 @@
+import type { NodeAccess } from './permissions';
+
 /**
  * The RedisNode port: what the Redlock algorithm needs of one independent Redis master.
  *
@@ -181,6 +183,17 @@ export interface RedisNode {
    * Optional: the lock manager re-emits them as events.
    */
   onHealth?(listener: (state: NodeHealth) => void): void;
+
+  /**
+   * Whether this connection's user may run what the library needs (permissions.ts: the probe
+   * script, through `EVAL`, names the commands `redis.acl_check_cmd` refuses on `probeKey`).
+   * Rejects only when the node cannot be asked (down, timeout). Optional: without it the
+   * permissions are not checked.
+   */
+  checkAccess?(probeKey: string): Promise<NodeAccess>;
+
+  /** The ACL user the connection authenticates as (`default` when none is set), for messages. */
+  readonly aclUser?: string;
 
   /** Round trip to the server (PING), for health checks. Optional. */
   ping?(): Promise<void>;

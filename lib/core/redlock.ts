@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { monotonicClock, type Clock } from './clock';
 import {
-  describeResources,
   LockReentryError,
   LockLostError,
   LockNotAcquiredError,
@@ -33,6 +32,9 @@ import { normalizeResources, type Resources } from './resources';
 import { extendRound, releaseRound, type RoundContext } from './rounds';
 import { duplicateServers, evictionWarning } from './server-info';
 import { fanOut } from './fan-out';
+import { DescribedNodeError, describeNodeError } from './node-errors';
+import { AccessCheck } from './permissions';
+import { evenNodesWarning, notVotingReason } from './startup-report';
 import {
   nodeLockState,
   type HeldLockInfo,
@@ -89,6 +91,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly acquisition: AcquisitionLoop;
   /** Fair hand-off (DESIGN §5.11), with `fairness: 'queue'`. */
   private readonly fair?: FairQueue;
+  /** Whether each node's Redis user may run what the library needs (permissions.ts). */
+  private readonly access: AccessCheck;
   /** Nodes suspected hung get no lock traffic until a probe finds them answering (issue 18). */
   private readonly suspicion: Suspicion;
   /**
@@ -121,13 +125,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     this.logger = options.logger ?? consoleLogger;
     this.clock = options.clock ?? monotonicClock;
     validateNodes(nodes);
-    if (nodes.length % 2 === 0) {
-      const tolerated = nodes.length / 2 - 1;
-      this.logger.warn(
-        `${nodes.length} Redis nodes tolerate ${tolerated} failed node${tolerated === 1 ? '' : 's'}, ` +
-          `no more than ${nodes.length - 1} nodes do: use an odd number`,
-      );
-    }
+    if (nodes.length % 2 === 0) this.logger.warn(evenNodesWarning(nodes.length));
     // Every waiting acquisition listens to it; hundreds of waiters are normal, not a leak.
     setMaxListeners(0, this.draining.signal);
     this.nodes = nodes.map((spec) =>
@@ -140,6 +138,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     // A RedisNode passed in is used as it is: it may be shared with other lock managers.
     this.builtNodes = this.nodes.filter((node, i) => node !== nodes[i]);
     this.quorum = quorumOf(this.nodes.length);
+    this.access = new AccessCheck(this.nodes, this.clock, this.options, this.logger);
     this.membership = new Membership(
       this.nodes,
       this.clock,
@@ -339,6 +338,10 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           'both report the same run_id, so one server would vote twice',
       );
     }
+    // A user without a permission the library needs fails here, naming the ACL it lacks, rather
+    // than every lock failing after its whole wait (issue 25).
+    const verifying = this.access.verify();
+    await (signal ? raceAbort(verifying, signal) : verifying);
   }
 
   /**
@@ -436,7 +439,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const replies = await fanOut(
       this.nodes,
       (node) => {
-        if (node.inspect === undefined) throw new Error('this node adapter cannot inspect keys');
+        if (node.inspect === undefined)
+          throw new DescribedNodeError('error', 'this node adapter cannot inspect keys');
         return node.inspect(key);
       },
       { clock: this.clock, timeoutMs: this.options.nodeTimeout },
@@ -462,21 +466,40 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     const replies = await fanOut(
       this.nodes,
       (node, i) => {
-        if (node.ping === undefined) throw new Error('this node adapter cannot ping');
+        if (node.ping === undefined)
+          throw new DescribedNodeError('error', 'this node adapter cannot ping');
         started[i] = this.clock.now();
         return node.ping().then(() => this.clock.now() - started[i]);
       },
       { clock: this.clock, timeoutMs: this.options.nodeTimeout },
     );
+    const voters = this.membership.voters();
+    const refused = (index: number) => this.access.missingOn(index).length > 0;
+    const facts = {
+      nodes: this.nodes,
+      quarantine: this.membership.enabled,
+      trustUnidentifiedNodes: this.options.trustUnidentifiedNodes,
+      missing: (index: number) => this.access.missingOn(index),
+    };
     const nodes = replies.map((reply, i): NodeHealthState => {
       const node = this.nodes[i].name;
-      if (reply.kind === 'ok') return { node, up: true, latencyMs: reply.value };
+      if (reply.kind === 'ok') {
+        // Each entry says why it does not count, so that `up` agrees with the nodes listed.
+        return voters[i] && !refused(i)
+          ? { node, up: true, latencyMs: reply.value, voting: true }
+          : {
+              node,
+              up: true,
+              latencyMs: reply.value,
+              voting: false,
+              reason: notVotingReason(facts, i),
+            };
+      }
       const error =
         reply.kind === 'error' ? errorText(reply.error) : 'no answer within nodeTimeout';
-      return { node, up: false, error };
+      return { node, up: false, error, voting: false };
     });
-    const voters = this.membership.voters();
-    const up = nodes.filter((n, i) => n.up && voters[i]).length >= this.quorum;
+    const up = nodes.filter((n) => n.voting).length >= this.quorum;
     return { up, quorum: this.quorum, nodes };
   }
 
@@ -605,6 +628,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         throw error;
       }
     }
+    const refused = this.access.refusal();
+    if (refused !== undefined) throw refused;
     if (settings.fencing) {
       // Fence floors complete on a quorum first (restored from peers after a restart, §5.6).
       const fences = this.membership.fences(CONNECT_WAIT_MS);
@@ -664,21 +689,24 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       if (!reentrant) {
         throw new LockReentryError(
           names,
-          `this async context already holds ${describeResources(root.resources)} (an enclosing using() or @Locked call), ` +
+          'this async context already holds it (an enclosing using() or @Locked call), ' +
             'and would wait for itself; pass reentrant: true to reuse that lock',
+          root.resources,
         );
       }
       if (!names.every((name) => held.has(name))) {
         throw new LockReentryError(
           names,
-          `this async context holds only ${describeResources(root.resources)}; a nested lock cannot ask for more`,
+          'this async context holds only part of it; a nested lock cannot ask for more',
+          root.resources,
         );
       }
       if (fencing && root.fencingToken === undefined) {
         throw new LockReentryError(
           names,
-          `this async context holds ${describeResources(root.resources)} without a fencing token (taken with fencing off); ` +
+          'this async context holds it without a fencing token (taken with fencing off); ' +
             'a nested lock cannot ask for one: take the outer lock with fencing: true',
+          root.resources,
         );
       }
       return root.borrow(names);
@@ -724,7 +752,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   }
 
   private reportLost(lock: Lock, error: LockLostError): void {
-    this.logger.warn(error.message);
+    this.logger.warn(error.diagnostic);
     this.telemetry?.lockLost();
     this.emit('lockLost', error, lock);
   }
@@ -785,6 +813,7 @@ export function validateNodes(
   });
 }
 
+/** A node's error for `health()` and `inspect()`: the library's words first (node-errors.ts). */
 function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return describeNodeError(error).text;
 }

@@ -36,17 +36,23 @@ export function normalizeResources(resources: unknown, maxLength: number): strin
 
 function assertResource(resource: unknown, maxLength: number): asserts resource is string {
   if (typeof resource !== 'string' || resource.length === 0) {
+    // The value itself only in the log line: it may be built from a request.
     throw new LockResourceError(
-      `A lock resource must be a non-empty string, got ${describeValue(resource)}`,
+      `A lock resource must be a non-empty string, got ${typeof resource === 'string' ? 'an empty string' : typeof resource}`,
       resource,
+      `A lock resource must be a non-empty string, got ${describeValue(resource)}`,
     );
   }
   // A UTF-8 byte is at most one UTF-16 unit, and a unit at most 3 bytes: most names are decided
   // without encoding them.
   if (resource.length * 3 > maxLength && Buffer.byteLength(resource) > maxLength) {
+    const said = `A lock resource must be at most ${maxLength} bytes long`;
+    const bytes = Buffer.byteLength(resource);
+    // The option's name only in the log line: a caller reads the message (DESIGN §5.12).
     throw new LockResourceError(
-      `A lock resource must be at most ${maxLength} bytes long (option maxResourceLength), got ${Buffer.byteLength(resource)} bytes`,
+      `${said}, got ${bytes} bytes`,
       resource,
+      `${said} (option maxResourceLength), got ${bytes} bytes`,
     );
   }
   // NUL separates a lock key from its fence counter key (fencing.ts).

@@ -2,6 +2,7 @@ import type { Clock } from './clock';
 import type { LockNotAcquiredReason, NodeOutcome } from './errors';
 import { fanOut, type NodeReply } from './fan-out';
 import { KeyTypeConflict, type AcquireReply, type RedisNode } from './node';
+import { describeNodeError } from './node-errors';
 import { isDecided, validUntil } from './quorum';
 import { FENCE_COUNTER_KEEP_MS, tokenFrom } from './fencing';
 import { newReleaseId } from './notifier';
@@ -448,6 +449,8 @@ export function classifyFailure(
   return { reason, outcomes, earliestExpiry: leases[0], retryAfterMs, conflict };
 }
 
+/** A node's error in the library's words first (DESIGN §5.12); a key conflict keeps Redis' text. */
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof KeyTypeConflict) return error.message;
+  return describeNodeError(error).text;
 }

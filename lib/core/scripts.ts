@@ -190,7 +190,8 @@ return 1
  *
  * Also writes the marker, once per data set: the server's own `run_id`, read here (never one a
  * client believes, which may be a restart old), with no expiry. A marker naming another `run_id`
- * is how a restarted node proves its data survived the restart. Returns 1.
+ * is how a restarted node proves its data survived the restart. A user denied INFO gets no
+ * marker (a node trusted unidentified: `trustUnidentifiedNodes`) but its horizon. Returns 1.
  */
 export const HORIZON_SCRIPT = script(
   'horizon',
@@ -211,8 +212,8 @@ if #ARGV > 1 and redis.call('PTTL', KEYS[1]) < window then
   redis.call('PEXPIRE', KEYS[1], window)
 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
-  local info = redis.call('INFO', 'server')
-  redis.call('SET', KEYS[2], string.match(info, 'run_id:(%w+)'))
+  local ok, info = pcall(redis.call, 'INFO', 'server')
+  if ok then redis.call('SET', KEYS[2], string.match(info, 'run_id:(%w+)')) end
 end
 return 1
 `,

@@ -1,7 +1,12 @@
 // Type-only: erased from the build, so the package loads without @opentelemetry/api installed.
 import type * as OtelApi from '@opentelemetry/api';
 import type { Clock } from './clock';
-import { LockKeyConflictError, LockNotAcquiredError, type NodeOutcome } from './errors';
+import {
+  LockKeyConflictError,
+  LockNotAcquiredError,
+  RedlockError,
+  type NodeOutcome,
+} from './errors';
 import { globalSingleton } from './global-singleton';
 
 /** The OpenTelemetry settings of a lock manager (`telemetry` option). */
@@ -309,7 +314,12 @@ export class RedlockTelemetry {
   /** An error status: the error's message only when resources may be recorded (it names them). */
   private fail(span: OtelApi.Span, type: string, error: unknown): void {
     span.setAttribute('error.type', type);
-    const message = this.recordResources && error instanceof Error ? error.message : type;
+    const message =
+      this.recordResources && error instanceof RedlockError
+        ? error.diagnostic
+        : this.recordResources && error instanceof Error
+          ? error.message
+          : type;
     span.setStatus({ code: STATUS_ERROR, message });
   }
 }

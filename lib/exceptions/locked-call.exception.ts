@@ -70,6 +70,11 @@ const MESSAGES: Readonly<Record<LockErrorCode, string>> = {
   LOCK_KEY_CONFLICT: 'The lock keys conflict with other data in Redis',
 };
 
+/** The generic message of a lock error code: what happened, never which resource or node. */
+export function lockErrorMessage(code: LockErrorCode): string {
+  return MESSAGES[code];
+}
+
 /** The {@link LockErrorPayload} of a typed lock error, or `undefined` for any other error. */
 export function lockErrorPayload(error: unknown): LockErrorPayload | undefined {
   let code: LockErrorCode;

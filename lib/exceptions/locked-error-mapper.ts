@@ -11,7 +11,12 @@ import {
   LockNotAcquiredError,
   LockResourceError,
 } from '../core';
-import { LockedCallException, lockErrorPayload } from './locked-call.exception';
+import {
+  LockedCallException,
+  lockErrorMessage,
+  lockErrorPayload,
+  type LockErrorCode,
+} from './locked-call.exception';
 
 /**
  * When a `@Locked` error happened:
@@ -109,31 +114,46 @@ export function defaultLockedErrorMapper(error: unknown, context: LockedErrorCon
     if (error.reason === 'held') {
       const seconds = retryAfterSeconds(error.retryAfterMs);
       if (seconds !== undefined) context.setHeader?.('Retry-After', String(seconds));
-      return new ConflictException('The resource is locked by another request; retry later', {
-        cause: error,
-      });
+      return new ConflictException(httpBody(409, 'Conflict', 'LOCK_BUSY'), { cause: error });
     }
     const seconds = retryAfterSeconds(error.retryAfterMs);
     if (seconds !== undefined) context.setHeader?.('Retry-After', String(seconds));
-    return new ServiceUnavailableException('The lock service is unavailable; retry later', {
-      cause: error,
-    });
-  }
-  if (error instanceof LockResourceError) {
-    return new BadRequestException(error.message, { cause: error });
-  }
-  if (error instanceof LockKeyConflictError) {
-    return new InternalServerErrorException('The lock keys conflict with other data in Redis', {
-      cause: error,
-    });
-  }
-  if (error instanceof LockLostError) {
-    return new InternalServerErrorException(
-      'The lock was lost while the handler ran; its effects may not have been exclusive',
+    return new ServiceUnavailableException(
+      httpBody(503, 'Service Unavailable', 'LOCK_UNAVAILABLE'),
       { cause: error },
     );
   }
+  if (error instanceof LockResourceError) {
+    return new BadRequestException(httpBody(400, 'Bad Request', 'LOCK_RESOURCE_INVALID'), {
+      cause: error,
+    });
+  }
+  if (error instanceof LockKeyConflictError) {
+    return new InternalServerErrorException(
+      httpBody(500, 'Internal Server Error', 'LOCK_KEY_CONFLICT'),
+      { cause: error },
+    );
+  }
+  if (error instanceof LockLostError) {
+    return new InternalServerErrorException(httpBody(500, 'Internal Server Error', 'LOCK_LOST'), {
+      cause: error,
+    });
+  }
   return error;
+}
+
+/**
+ * The JSON body of a lock error over HTTP, spelt out rather than left to the HTTP exception's
+ * defaults, so that every Nest major answers the same bytes (`{ statusCode, error, message }`,
+ * the shape of Nest's own exceptions): the message is the transport-neutral one of
+ * {@link lockErrorMessage} — no resource, template, option or node.
+ */
+function httpBody(
+  statusCode: number,
+  error: string,
+  code: LockErrorCode,
+): { statusCode: number; error: string; message: string } {
+  return { statusCode, error, message: lockErrorMessage(code) };
 }
 
 /**

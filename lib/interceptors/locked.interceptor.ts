@@ -85,7 +85,7 @@ export class LockedInterceptor implements NestInterceptor {
       throw new RedlockConfigError(
         metadata.where,
         'no RedlockService',
-        'needs RedlockModule: import RedlockModule.forRoot({ nodes }) in your root module',
+        'needs RedlockModule: import RedlockModule.forRoot({ nodes }) in your root module, or (isGlobal: false) in the module that declares this controller',
       );
     }
     return new Observable<unknown>((subscriber) => {

@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@nestjs/common';
 import { LockNotAcquiredError, type Lock } from '../core';
+import { OutageLog } from '../core/outage-log';
+import { REDLOCK_LOGGER_CONTEXT } from '../redlock.constants';
 import type { RedlockService } from '../redlock.service';
 import type { LockedMetadata } from './locked-metadata';
 import { skipsWhenBusy } from './skip-when-busy';
@@ -22,6 +25,10 @@ export const SPLIT_VOTE_RETRY_MS = 2_000;
  * {@link SPLIT_VOTE_RETRY_MS}. A retry cannot run a tick twice while the winner holds its lock,
  * and `minHold` keeps a short job's lock past the others' retries and clock differences.
  *
+ * With `onBusy: 'skip'` an outage (a quorum of nodes unavailable, a permission missing) skips the
+ * call too; every outage, skipped or thrown, is logged by an {@link OutageLog}: the first failure
+ * of a method with its detail, then a summary per minute, then the recovery.
+ *
  * @returns the lock, or `undefined` when the call is skipped.
  * @throws the acquisition's error otherwise (unmapped)
  */
@@ -30,6 +37,38 @@ export async function acquireForCall(
   resources: readonly string[],
   metadata: LockedMetadata,
   signal: AbortSignal | undefined,
+): Promise<Lock | undefined> {
+  const outages = outageLogOf(redlock);
+  try {
+    const lock = await acquireOrSkip(redlock, resources, metadata, signal, outages);
+    if (lock !== undefined) outages.succeeded(metadata.where);
+    return lock;
+  } catch (error) {
+    // An outage is logged per @Locked method and per cause (once, then counted), whatever the
+    // transport makes of the error.
+    if (OutageLog.isOutage(error) && !signal?.aborted) outages.failed(metadata.where, error);
+    throw error;
+  }
+}
+
+/** The outage log of a lock manager: one per application, lines in the `Redlock` context. */
+function outageLogOf(redlock: RedlockService): OutageLog {
+  let log = outageLogs.get(redlock);
+  if (log === undefined) {
+    log = new OutageLog(new Logger(REDLOCK_LOGGER_CONTEXT));
+    outageLogs.set(redlock, log);
+  }
+  return log;
+}
+
+const outageLogs = new WeakMap<RedlockService, OutageLog>();
+
+async function acquireOrSkip(
+  redlock: RedlockService,
+  resources: readonly string[],
+  metadata: LockedMetadata,
+  signal: AbortSignal | undefined,
+  outages: OutageLog,
 ): Promise<Lock | undefined> {
   const options = { ...metadata.lockOptions, signal };
   if (metadata.onBusy !== 'skip') return redlock.acquire([...resources], options);
@@ -46,6 +85,12 @@ export async function acquireForCall(
         !(await heldByAnotherOwner(redlock, resources));
       if (!split) {
         if (skipsWhenBusy(metadata, error)) return undefined;
+        // An outage skips a scheduled call too — logged as an outage (once, then counted), not
+        // as an error with a stack on every tick of every instance (issue 25).
+        if (OutageLog.isOutage(error)) {
+          outages.failed(metadata.where, error);
+          return undefined;
+        }
         throw error;
       }
     }

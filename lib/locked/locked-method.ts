@@ -11,6 +11,7 @@ import {
 } from '../exceptions/locked-error-mapper';
 import type { RedlockModuleOptions } from '../redlock-module-options';
 import { REDLOCK_MODULE_OPTIONS } from '../redlock.module-definition';
+import { anyRedlockModule, missingModuleError } from '../module-registry';
 import { RedlockService } from '../redlock.service';
 import { providerLockedContext } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
@@ -35,10 +36,10 @@ export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
  * available in the current context").
  */
 const LOCK_MANAGER = Symbol.for(
-  'nestjs-redlock: @Locked needs RedlockService: import RedlockModule.forRoot({ nodes }) in your root module',
+  'nestjs-redlock: @Locked needs RedlockService: import RedlockModule.forRoot({ nodes }) in your root module, or (isGlobal: false) in the module that declares this class',
 );
 const LOCK_MODULE_OPTIONS = Symbol.for(
-  'nestjs-redlock: @Locked needs the RedlockModule options: import RedlockModule.forRoot({ nodes }) in your root module',
+  'nestjs-redlock: @Locked needs the RedlockModule options: import RedlockModule.forRoot({ nodes }) in your root module, or (isGlobal: false) in the module that declares this class',
 );
 
 interface LockManaged {
@@ -57,6 +58,23 @@ export function injectLockManager(prototype: object): void {
   if (declared.some((dependency) => dependency.key === LOCK_MANAGER)) return;
   Inject(RedlockService)(prototype, LOCK_MANAGER);
   Inject(REDLOCK_MODULE_OPTIONS)(prototype, LOCK_MODULE_OPTIONS);
+  // Nest reads the dependency's token when it instantiates the class: with no RedlockModule
+  // defined in the process at all, our sentence comes first instead of Nest's generic one.
+  const type = prototype.constructor as { name: string };
+  const dependencies: { key: unknown; type: unknown }[] = Reflect.getMetadata(
+    PROPERTY_DEPS_METADATA,
+    type,
+  );
+  const index = dependencies.findIndex((dependency) => dependency.key === LOCK_MANAGER);
+  if (index >= 0) {
+    dependencies[index] = {
+      key: LOCK_MANAGER,
+      get type() {
+        if (!anyRedlockModule()) throw missingModuleError(type.name, 'it has @Locked methods');
+        return RedlockService;
+      },
+    };
+  }
 }
 
 /**

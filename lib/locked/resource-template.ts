@@ -200,9 +200,12 @@ function renderPlaceholder(
     missing = value === undefined;
   }
   if (missing) {
+    // The template and the placeholder only in the log line: the message is what a caller (an
+    // HTTP client, a queue's dashboard) may read (DESIGN §5.12).
     throw new LockResourceError(
-      `Lock resource "${template}": ${placeholder.label} is missing`,
+      'A value the lock is named from is missing',
       undefined,
+      `Lock resource "${template}": ${placeholder.label} is missing`,
     );
   }
   return templateValue(template, placeholder, value);
@@ -227,23 +230,26 @@ function startOf(
 
 /**
  * A template value must be a non-empty string or a finite number: anything else (empty
- * string, null, an object, an array from a repeated query parameter, NaN) would produce keys
+ * or whitespace-only string, null, an object, an array from a repeated query parameter, NaN) would produce keys
  * like `stock:` or `stock:[object Object]` that lock the wrong thing. The value itself is
  * data and may contain any characters; error messages describe its kind, never echo it.
  */
 function templateValue(template: string, placeholder: TemplatePlaceholder, value: unknown): string {
-  if (typeof value === 'string' && value.length > 0) return value;
+  // Whitespace alone names nothing: `v:   ` would be one lock for every blank value.
+  if (typeof value === 'string' && value.trim().length > 0) return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  const said = `must be a non-empty string or a finite number, got ${describeKind(value)}`;
   throw new LockResourceError(
-    `Lock resource "${template}": ${placeholder.label} must be a non-empty string or a finite number, got ${describeKind(value)}`,
+    `A value the lock is named from ${said}`,
     value,
+    `Lock resource "${template}": ${placeholder.label} ${said}`,
   );
 }
 
 /** The kind of a rejected value, without its content (it may come from a client). */
 function describeKind(value: unknown): string {
   if (value === null) return 'null';
-  if (typeof value === 'string') return 'an empty string';
+  if (typeof value === 'string') return value.length === 0 ? 'an empty string' : 'only whitespace';
   if (typeof value === 'number') return String(value);
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';

@@ -10,8 +10,12 @@ export interface RedlockNodeHealthDetail {
   readonly status: 'up' | 'down';
   /** The PING's round trip in ms (to 0.1 ms), when it answered. */
   readonly latencyMs?: number;
-  /** Why it is down (an error, or no answer in time). */
+  /** Why it is down (an error, or no answer in time), in the library's words first. */
   readonly error?: string;
+  /** It counts toward the quorum: `up` alone does not make it (see `reason`). */
+  readonly voting: boolean;
+  /** Why an `up` node does not count (restarted without its data, a permission missing…). */
+  readonly reason?: string;
 }
 
 /** What a {@link RedlockHealthIndicator} check reports beside its `status`. */
@@ -20,6 +24,8 @@ export interface RedlockHealthDetails extends Record<string, unknown> {
   readonly quorum: number;
   /** Nodes that answered in time. */
   readonly nodesUp: number;
+  /** Nodes that answered and count toward the quorum: the check is `up` when this reaches it. */
+  readonly nodesVoting: number;
   /** Every lock node, in the order of the module's `nodes`. */
   readonly nodes: readonly RedlockNodeHealthDetail[];
 }
@@ -81,6 +87,7 @@ export class RedlockHealthIndicator {
     const details: RedlockHealthDetails = {
       quorum: health.quorum,
       nodesUp: health.nodes.filter((node) => node.up).length,
+      nodesVoting: health.nodes.filter((node) => node.up && node.voting !== false).length,
       nodes: health.nodes.map(nodeDetail),
     };
     return health.up ? indicator.up(details) : indicator.down(details);
@@ -88,8 +95,11 @@ export class RedlockHealthIndicator {
 }
 
 function nodeDetail(node: NodeHealthState): RedlockNodeHealthDetail {
-  return node.up
-    ? // 0.1 ms: loopback and same-zone round trips are well under a millisecond.
-      { node: node.node, status: 'up', latencyMs: Math.round((node.latencyMs ?? 0) * 10) / 10 }
-    : { node: node.node, status: 'down', error: node.error };
+  if (!node.up) return { node: node.node, status: 'down', error: node.error, voting: false };
+  // 0.1 ms: loopback and same-zone round trips are well under a millisecond.
+  const latencyMs = Math.round((node.latencyMs ?? 0) * 10) / 10;
+  // A core older than `voting` (another copy of the package) reports none: it counted.
+  return node.voting === false
+    ? { node: node.node, status: 'up', latencyMs, voting: false, reason: node.reason }
+    : { node: node.node, status: 'up', latencyMs, voting: true };
 }

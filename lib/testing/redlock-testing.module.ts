@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { REDLOCK_MODULE_OPTIONS, RedlockService, type RedlockModuleOptions } from 'nestjs-redlock';
+import { globalSingleton } from '../core/global-singleton';
 import { InMemoryRedisNode } from './in-memory-node';
 import { RedlockTesting } from './redlock-testing';
 import { TestingRedlockService } from './testing-redlock.service';
@@ -25,6 +26,9 @@ export type RedlockTestingModuleOptions = Omit<RedlockModuleOptions, 'nodes'>;
 export class RedlockTestingModule {
   /** The module, with lock options as `RedlockModule.forRoot` takes them (defaults otherwise). */
   static forRoot(options: RedlockTestingModuleOptions = {}): DynamicModule {
+    // It provides RedlockService as RedlockModule does: `@Locked` must not take it for missing
+    // (module-registry.ts; the same shared counter, whichever copy of the package counts).
+    globalSingleton('redlockModuleDefinitions@1', () => ({ count: 0 })).count++;
     const moduleOptions: RedlockModuleOptions = {
       // Nothing to quarantine, nobody to notify in one process: the node has no INFO, no pub/sub.
       quarantine: false,

@@ -9,6 +9,7 @@ import {
   HttpException,
   HttpStatus,
   Injectable,
+  Logger,
   Module,
   Param,
   ParseIntPipe,

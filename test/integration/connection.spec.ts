@@ -50,7 +50,9 @@ describe('connections and scripts (3 real nodes)', () => {
 
   it('passes ACL credentials through (and a wrong password makes the node unavailable, not a hang)', async () => {
     for (const node of shared.fleet.nodes)
-      await node.command('ACL', 'SETUSER', 'locker', 'on', '>pw', '~*', '+@all');
+      // `&*`: Redis 7 gives a new user no channel; release notifications need them (issue 25:
+      // without, ready() and the first lock fail naming +@pubsub).
+      await node.command('ACL', 'SETUSER', 'locker', 'on', '>pw', '~*', '&*', '+@all');
     const urls = shared.fleet.nodes.map((n) => `redis://locker:pw@127.0.0.1:${n.port}`);
     const lock = await manager(urls).acquire('acl', { wait: 0 });
     await lock.release();

@@ -80,12 +80,42 @@ describe('default @Locked error mapping over HTTP', () => {
     expect(headers).toEqual({});
   });
 
-  it('an unresolvable resource → 400 Bad Request carrying the reason', () => {
+  it('an unresolvable resource → 400 Bad Request naming neither the template nor the placeholder (issue 25)', () => {
     const { context } = httpContext('resolve');
-    const error = new LockResourceError('Lock resource "stock:{id}": params.id is missing');
+    const error = new LockResourceError(
+      'A value the lock is named from is missing',
+      undefined,
+      'Lock resource "stock:{id}": params.id is missing',
+    );
     const mapped = defaultLockedErrorMapper(error, context);
     expect(mapped).toBeInstanceOf(BadRequestException);
-    expect((mapped as HttpException).message).toContain('params.id is missing');
+    expect((mapped as HttpException).getResponse()).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'The lock resource could not be named from the request',
+    });
+    expect((mapped as HttpException).cause).toBe(error);
+  });
+
+  it('409 and 503 bodies are spelt out, the same on every Nest major (issue 25)', () => {
+    const held = defaultLockedErrorMapper(
+      new LockNotAcquiredError(['stock:1'], 'held', 1, []),
+      httpContext('acquire').context,
+    );
+    expect((held as HttpException).getResponse()).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: 'The resource is locked by another request; retry later',
+    });
+    const down = defaultLockedErrorMapper(
+      new LockNotAcquiredError(['stock:1'], 'unavailable', 1, []),
+      httpContext('acquire').context,
+    );
+    expect((down as HttpException).getResponse()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'The lock service is unavailable; retry later',
+    });
   });
 
   it('lost while a successful handler ran → 500 saying so', () => {

@@ -58,4 +58,29 @@ describe('RedlockModule options: unknown names fail the bootstrap', () => {
       /colour: is not an option of RedlockModule; expected one of nodes, /,
     );
   });
+
+  it('the list names the extras (isGlobal, lockErrorFilter) and not the test-only clock (issue 25)', async () => {
+    const error = await bootstrapError(
+      RedlockModule.forRoot({ nodes: ['redis://127.0.0.1:1'], colour: 'blue' } as never),
+    );
+    const expected = (error as Error).message.replace(/^.*expected one of /s, '');
+    const names = expected.replace(/, got .*$/s, '').split(', ');
+    expect(names).toEqual(expect.arrayContaining(['isGlobal', 'lockErrorFilter', 'awaitQuorum']));
+    expect(names).not.toContain('clock');
+  });
+
+  it('a typo of an extra gets its "did you mean"; an extra returned by a forRootAsync factory says where it goes', async () => {
+    const typo = await bootstrapError(
+      RedlockModule.forRoot({ nodes: ['redis://127.0.0.1:1'], isGlobl: false } as never),
+    );
+    expect((typo as Error).message).toMatch(/isGlobl: is not an option .*did you mean isGlobal\?/);
+    const misplaced = await bootstrapError(
+      RedlockModule.forRootAsync({
+        useFactory: () => ({ nodes: ['redis://127.0.0.1:1'], isGlobal: false }) as never,
+      }),
+    );
+    expect((misplaced as Error).message).toMatch(
+      /isGlobal: is an option of RedlockModule\.forRootAsync\(\{ isGlobal, useFactory… \}\) itself/,
+    );
+  });
 });

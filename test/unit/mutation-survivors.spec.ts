@@ -264,7 +264,7 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
       outcomes: [
         { node: 'a', outcome: 'held' },
         { node: 'b', outcome: 'timeout' },
-        { node: 'c', outcome: 'error', error: 'ECONNRESET' },
+        { node: 'c', outcome: 'error', error: 'connection reset by the server (ECONNRESET)' },
       ],
       conflict: undefined,
     });
@@ -327,12 +327,20 @@ describe('classifyFailure: what a failed attempt reports (3 nodes, quorum 2)', (
       held('c', 9),
     );
     expect(oneConflict.conflict).toEqual({ node: 'b', message: 'WRONGTYPE' });
-    expect(oneConflict.outcomes[0]).toEqual({ node: 'a', outcome: 'error', error: 'plain' });
+    expect(oneConflict.outcomes[0]).toEqual({
+      node: 'a',
+      outcome: 'error',
+      error: 'the node answered with an error (plain)',
+    });
   });
 
   it('an error that is not an Error is reported by its text', () => {
     const result = classify(failed('a', 'refused' as never), held('b', 1), held('c', 2));
-    expect(result.outcomes[0]).toEqual({ node: 'a', outcome: 'error', error: 'refused' });
+    expect(result.outcomes[0]).toEqual({
+      node: 'a',
+      outcome: 'error',
+      error: 'the node answered with an error (refused)',
+    });
     // One of the two held leases must expire for a quorum: the shorter.
     expect(result).toMatchObject({ reason: 'held', earliestExpiry: 1, retryAfterMs: 1 });
   });

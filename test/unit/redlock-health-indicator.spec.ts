@@ -13,9 +13,9 @@ function indicatorFor(health: () => Promise<RedlockHealth>) {
 }
 
 const nodes = [
-  { node: 'a:6379', up: true, latencyMs: 0.4321 },
-  { node: 'b:6379', up: false, error: 'no answer within nodeTimeout' },
-  { node: 'c:6379', up: true, latencyMs: 12.96 },
+  { node: 'a:6379', up: true, latencyMs: 0.4321, voting: true },
+  { node: 'b:6379', up: false, error: 'no answer within nodeTimeout', voting: false },
+  { node: 'c:6379', up: true, latencyMs: 12.96, voting: true },
 ];
 
 describe('RedlockHealthIndicator', () => {
@@ -26,10 +26,11 @@ describe('RedlockHealthIndicator', () => {
         status: 'up',
         quorum: 2,
         nodesUp: 2,
+        nodesVoting: 2,
         nodes: [
-          { node: 'a:6379', status: 'up', latencyMs: 0.4 },
-          { node: 'b:6379', status: 'down', error: 'no answer within nodeTimeout' },
-          { node: 'c:6379', status: 'up', latencyMs: 13 },
+          { node: 'a:6379', status: 'up', latencyMs: 0.4, voting: true },
+          { node: 'b:6379', status: 'down', error: 'no answer within nodeTimeout', voting: false },
+          { node: 'c:6379', status: 'up', latencyMs: 13, voting: true },
         ],
       },
     });

@@ -567,7 +567,7 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       const inspection = await clock.run(redlock.inspect('r'));
       expect(clock.now() - start).toBeLessThanOrEqual(101);
       expect(inspection.nodes).toEqual([
-        { node: 'h0', state: 'unknown', error: 'NOPERM' },
+        { node: 'h0', state: 'unknown', error: "the Redis user's ACL refuses it (NOPERM)" },
         { node: 'h1', state: 'free' },
         { node: 'h2', state: 'unknown', error: 'no answer in time' },
       ]);
@@ -590,9 +590,14 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
         up: true,
         quorum: 2,
         nodes: [
-          { node: 'h0', up: true, latencyMs: 7 },
-          { node: 'h1', up: false, error: 'LOADING' },
-          { node: 'h2', up: true, latencyMs: 0 },
+          { node: 'h0', up: true, latencyMs: 7, voting: true },
+          {
+            node: 'h1',
+            up: false,
+            error: 'the server is still loading its data (LOADING)',
+            voting: false,
+          },
+          { node: 'h2', up: true, latencyMs: 0, voting: true },
         ],
       });
       fleet[2].hung = true;
@@ -601,6 +606,7 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       expect(down.nodes[2]).toEqual({
         node: 'h2',
         up: false,
+        voting: false,
         error: 'no answer within nodeTimeout',
       });
       // Sim nodes answer PING (the suspicion's probe): these are adapters without one.
@@ -614,6 +620,7 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
         node: 's0',
         up: false,
         error: 'this node adapter cannot ping',
+        voting: false,
       });
     });
 
@@ -632,7 +639,11 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       for (const node of fleet.slice(0, 2)) node.fileHorizon('h2#0', 60_000);
       fleet[1].answerError = new Error('LOADING');
       // h0 and h2 answer; h2 just restarted, so one voter of the two needed.
-      expect((await clock.run(redlock.health())).up).toBe(false);
+      const quarantined = await clock.run(redlock.health());
+      expect(quarantined.up).toBe(false);
+      // The node says why it does not count (issue 25: `up: false` beside nodes all `up`).
+      expect(quarantined.nodes[2]).toMatchObject({ up: true, voting: false });
+      expect(quarantined.nodes[2].reason).toMatch(/quarantine/);
       // Once the horizons have passed, h2 votes.
       await clock.advance(61_000);
       expect((await clock.run(redlock.health())).up).toBe(true);
@@ -707,8 +718,8 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       manager({}, simNodes(2, clock));
       manager({}, simNodes(3, clock));
       expect(lines).toEqual([
-        'warn 4 Redis nodes tolerate 1 failed node, no more than 3 nodes do: use an odd number',
-        'warn 2 Redis nodes tolerate 0 failed nodes, no more than 1 nodes do: use an odd number',
+        'warn 4 Redis nodes tolerate 1 failed node, as 3 nodes do: the 4th adds load, not fault tolerance; use an odd number of nodes',
+        'warn 2 Redis nodes tolerate no failed node, as 1 node does: the 2nd adds load, not fault tolerance; use an odd number of nodes',
       ]);
     });
 

@@ -78,8 +78,9 @@ const template = fc
     return { text, slots, literals };
   });
 
+// A value names something: not empty, not whitespace alone (refused since issue 25).
 const value = fc.oneof(
-  fc.string({ minLength: 1, maxLength: 8 }),
+  fc.string({ minLength: 1, maxLength: 8 }).filter((text) => text.trim().length > 0),
   fc.integer({ min: -1_000, max: 1_000 }),
   fc.constantFrom(':', 'a:b', '{x}', '}}', '0', '042', 42),
 );

@@ -22,6 +22,17 @@ const provider = (...args: unknown[]): LockedContext => ({
   executionContext: undefined,
 });
 
+/** The log line (diagnostic) of the LockResourceError `render` throws. */
+function diagnosticOf(render: () => unknown): string {
+  try {
+    render();
+  } catch (error) {
+    if (error instanceof LockResourceError) return error.diagnostic;
+    throw error;
+  }
+  throw new Error('rendered without an error');
+}
+
 describe('resource templates: parsing', () => {
   it('parses {id} as the route parameter and names sources explicitly', () => {
     const t = parseResourceTemplate(
@@ -104,6 +115,7 @@ describe('resource templates: values', () => {
     ['missing', {}, /params.id is missing/],
     ['undefined', { id: undefined }, /params.id is missing/],
     ['empty', { id: '' }, /an empty string/],
+    ['whitespace only', { id: ' \t ' }, /only whitespace/],
     ['null', { id: null }, /got null/],
     ['NaN', { id: NaN }, /got NaN/],
     ['Infinity', { id: Infinity }, /got Infinity/],
@@ -118,17 +130,22 @@ describe('resource templates: values', () => {
       caught = error;
     }
     expect(caught).toBeInstanceOf(LockResourceError);
-    expect((caught as Error).message).toMatch(message);
+    // The detail (placeholder, template) is for logs; the message, which a caller may read,
+    // names neither (issue 25).
+    expect((caught as LockResourceError).diagnostic).toMatch(message);
+    expect((caught as Error).message).not.toMatch(/params|stock|\{/);
   });
 
   it('fails when the source itself is absent (no request, no params)', () => {
-    expect(() => t.render(provider('42'))).toThrow(/params.id is missing/);
+    expect(diagnosticOf(() => t.render(provider('42')))).toMatch(/params.id is missing/);
     expect(() => t.render(http({}))).toThrow(LockResourceError);
   });
 
   it('reads own properties only, never prototypes', () => {
     const ctor = parseResourceTemplate('x:{body.constructor.name}');
-    expect(() => ctor.render(http({ body: {} }))).toThrow(/body.constructor.name is missing/);
+    expect(diagnosticOf(() => ctor.render(http({ body: {} })))).toMatch(
+      /body.constructor.name is missing/,
+    );
     const proto = parseResourceTemplate('x:{body.__proto__}');
     // JSON.parse makes "__proto__" an ordinary own key: it is data like any other.
     expect(proto.render(http({ body: JSON.parse('{"__proto__": "p"}') }))).toBe('x:p');
@@ -136,9 +153,11 @@ describe('resource templates: values', () => {
   });
 
   it('does not traverse through scalars', () => {
-    expect(() =>
-      parseResourceTemplate('{body.sku.length}').render(http({ body: { sku: 'abc' } })),
-    ).toThrow(/body.sku.length is missing/);
+    expect(
+      diagnosticOf(() =>
+        parseResourceTemplate('{body.sku.length}').render(http({ body: { sku: 'abc' } })),
+      ),
+    ).toMatch(/body.sku.length is missing/);
   });
 
   it('reads null-prototype objects (Express 5 query)', () => {
@@ -157,13 +176,15 @@ describe('resource templates: values', () => {
   it('reads provider call arguments by index', () => {
     const tpl = parseResourceTemplate('job:{args.0}:{args.1.day}');
     expect(tpl.render(provider('a', { day: '2024-01-01' }))).toBe('job:a:2024-01-01');
-    expect(() => tpl.render(provider('a'))).toThrow(/args.1.day is missing/);
+    expect(diagnosticOf(() => tpl.render(provider('a')))).toMatch(/args.1.day is missing/);
   });
 
   it('reads the authenticated user and headers from the request', () => {
     const tpl = parseResourceTemplate('u:{user.id}:{headers.x-tenant}');
     expect(tpl.render(http({ user: { id: 5 }, headers: { 'x-tenant': 't' } }))).toBe('u:5:t');
-    expect(() => tpl.render(http({ headers: { 'x-tenant': 't' } }))).toThrow(/user.id is missing/);
+    expect(diagnosticOf(() => tpl.render(http({ headers: { 'x-tenant': 't' } })))).toMatch(
+      /user.id is missing/,
+    );
   });
 
   it('never echoes a rejected value in the message', () => {

@@ -33,6 +33,12 @@ describe('nestjs-redlock in this app', () => {
     try {
       const res = await request(app.getHttpServer()).post('/jobs/b').expect(409);
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      // The same body on Nest 11 and Nest 12 (issue 25): spelt out, naming no resource.
+      expect(res.body).toEqual({
+        statusCode: 409,
+        error: 'Conflict',
+        message: 'The resource is locked by another request; retry later',
+      });
       expect(app.get(Ledger).count('b')).toBe(0);
     } finally {
       await held.release();
@@ -65,7 +71,12 @@ describe('nestjs-redlock in this app', () => {
     const stopped = pids.slice(0, 2);
     for (const pid of stopped) process.kill(pid, 'SIGSTOP');
     try {
-      await request(app.getHttpServer()).post('/jobs/e').expect(503);
+      const res = await request(app.getHttpServer()).post('/jobs/e').expect(503);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'The lock service is unavailable; retry later',
+      });
       expect(app.get(Ledger).count('e')).toBe(0);
     } finally {
       for (const pid of stopped) process.kill(pid, 'SIGCONT');

@@ -1,8 +1,8 @@
 // BullMQ consumers on two instances (queues in the stock's Redis node): jobs on one item never
 // overlap; a busy lock fails the job and BullMQ's retry runs it once the lock is free; an outage
 // fails the job; onBusy 'skip' (which would complete jobs that never ran) does not boot. A job's
-// failedReason is the typed error's message (resource and nodes included, like a log line):
-// DESIGN §5.12 names no queue transport, so it is printed, not checked.
+// failedReason and stacktrace, which anyone with a queue dashboard reads, name no resource and no
+// node (DESIGN §5.12, extended to queues by issue 25).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Queue, QueueEvents, type Job } from 'bullmq';
@@ -19,6 +19,16 @@ import {
 } from './harness.js';
 
 const store = new URL(env('REDLOCK_COMPAT_STORE'));
+
+/** A failed job's record names neither the lock's resource nor a node (issue 25). */
+function assertNothingLeaked(job: Job | undefined, id: string): void {
+  const record = `${job?.failedReason ?? ''}\n${(job?.stacktrace ?? []).join('\n')}`;
+  assert.ok(job?.failedReason, 'the job has no failedReason');
+  assert.doesNotMatch(record, new RegExp(`stock:|${id}|127\\.0\\.0\\.1`), record);
+  for (const url of env('REDLOCK_COMPAT_NODES').split(',')) {
+    assert.ok(!record.includes(new URL(url).port), record);
+  }
+}
 const connection = { host: store.hostname, port: Number(store.port) };
 
 describe('BullMQ: @Locked processors on two instances', { timeout: 180_000 }, () => {
@@ -67,6 +77,7 @@ describe('BullMQ: @Locked processors on two instances', { timeout: 180_000 }, ()
       failedReason = state?.failedReason ?? '';
       console.log(`answer: busy: attempt ${state?.attemptsMade} failed: ${failedReason}`);
       assert.ok(state && state.attemptsMade >= 1, 'no attempt was made');
+      assertNothingLeaked(state, id);
       assert.equal((await stock.read(id)).stock, 5, 'the job ran without the lock');
     } finally {
       await held.release();
@@ -89,8 +100,10 @@ describe('BullMQ: @Locked processors on two instances', { timeout: 180_000 }, ()
         (e: unknown) => e,
       );
       assert.ok(error instanceof Error, 'the job completed');
-      failedReason = (await tryQueue.getJob(job.id!))?.failedReason ?? '';
+      const failed = await tryQueue.getJob(job.id!);
+      failedReason = failed?.failedReason ?? '';
       console.log(`answer: unavailable: job failed: ${failedReason}`);
+      assertNothingLeaked(failed, id);
     } finally {
       resume();
     }
