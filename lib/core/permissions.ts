@@ -124,7 +124,7 @@ export interface AccessOptions {
   readonly nodeTimeout: number;
   readonly notifications: boolean;
   readonly fairness: 'off' | 'queue';
-  readonly quarantine: boolean | number;
+  readonly quarantine: boolean;
   readonly trustUnidentifiedNodes: boolean;
 }
 

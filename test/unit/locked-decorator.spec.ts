@@ -12,6 +12,7 @@ import {
 import type { LockedContext } from '../../lib';
 import { getLockedMetadata } from '../../lib/locked/locked-metadata';
 import { isLockedWrapper } from '../../lib/locked/locked-method';
+import { redlockModuleDefined } from '../../lib/module-registry';
 
 const context = (request: unknown): LockedContext => ({
   args: [request],
@@ -149,6 +150,10 @@ describe('@Locked wraps the method on the prototype, when applied', () => {
   });
 
   it('declares the lock-manager injection once per class (a subclass inherits it)', () => {
+    // Nest reads the injected type only in an app that defined RedlockModule (otherwise the
+    // getter throws the forgotten-module error, tested in missing-module.spec): one is defined
+    // here, whatever other spec files ran before in this worker.
+    redlockModuleDefined();
     class Service {
       @Locked('a')
       async a() {}
