@@ -95,7 +95,11 @@ describe('events and inspection (3 real nodes)', () => {
     // may still be inside its own quarantine.
     const about = () => events.filter((e) => e.endsWith(name));
     expect(about()).toEqual([`quarantined ${name}`]);
-    expect(logger.lines.some((l) => l.includes(`${name} may have lost keys`))).toBe(true);
+    expect(
+      logger.lines.some((l) =>
+        l.includes(`${name} restarted without proof that its data survived`),
+      ),
+    ).toBe(true);
     // Admitted once the horizon recorded before the restart (about 6 s) has passed.
     await delay(4_000);
     expect(

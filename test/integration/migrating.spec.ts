@@ -162,6 +162,28 @@ describe('docs/migrating.md (3 real nodes)', () => {
     await (await fast.acquire('r')).release();
   });
 
+  it("a lease above maxTtl (node-redlock's `acquire(['r'], 600000)`) is refused; using() holds longer work on a short lease", async () => {
+    const redlock = manager();
+    await expect(redlock.acquire('long', { ttl: 600_000 })).rejects.toThrow(RedlockConfigError);
+    await expect(redlock.acquire('long', { ttl: 600_000 })).rejects.toThrow(
+      /ttl.*maxTtl \(60000 ms\)/,
+    );
+    expect(() => manager({ ttl: 600_000 })).toThrow(/ttl: must be at most maxTtl/);
+    const lock = await redlock.acquire('long', { ttl: 2_000 });
+    await expect(lock.extend(600_000)).rejects.toThrow(RedlockConfigError);
+    await lock.release();
+    // using() extends a 1 s lease while the work runs past it.
+    const held = await redlock.using('long', { ttl: 1_000 }, async (inside) => {
+      await delay(1_600);
+      return inside.isValid();
+    });
+    expect(held).toBe(true);
+    // Raised on every lock manager of the fleet, a longer lease is allowed.
+    const patient = manager({ maxTtl: 600_000 });
+    const long = await patient.acquire('long-2', { ttl: 600_000 });
+    await long.release();
+  });
+
   it('a Redis Cluster client is refused: list each master as a node of its own', () => {
     const cluster = new Cluster([{ host: '127.0.0.1', port: shared.fleet.nodes[0].port }], {
       lazyConnect: true,
