@@ -14,7 +14,13 @@ import type { Clock, ClockTimer } from './clock';
 import { LockNotAcquiredError, type LockNotAcquiredReason } from './errors';
 import type { RedlockLock } from './lock';
 import type { AcquireReply, HandOffReply, RedisNode } from './node';
-import { newReleaseId, type Notice, type ReleaseNotifier, type WaiterHandle } from './notifier';
+import {
+  newReleaseId,
+  type BlockedNodes,
+  type Notice,
+  type ReleaseNotifier,
+  type WaiterHandle,
+} from './notifier';
 import { newOwnerValue } from './owner-value';
 import { acquireRound, releaseRound, type RoundContext } from './rounds';
 import { Alarm } from './sleep';
@@ -67,8 +73,12 @@ interface Line {
   reason: LockNotAcquiredReason;
   /** Per announcement naming this group: how many nodes named it so far. */
   readonly named: Map<string, number>;
-  /** Per plain release announcement: how many nodes announced it so far. */
+  /** Per plain release announcement: how many nodes the head's attempt was blocked on announced it. */
   readonly released: Map<string, number>;
+  /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
+  blocked?: BlockedNodes;
+  /** While the head's attempt is out: plain releases heard, judged once it reports. */
+  trying?: Notice[];
   /** Announcements naming another group, seen. */
   readonly others: Set<string>;
   /** Rings the head if the group named before it does not claim within the reservation. */
@@ -140,6 +150,9 @@ export class FairQueue {
       behind = outcome.behind;
     }
     line.head = true;
+    // A new head: the last one's attempts say nothing of where this one will be blocked.
+    line.blocked = undefined;
+    line.trying = undefined;
     const seat = {
       key,
       queueKey: line.queueKey,
@@ -382,7 +395,16 @@ export class FairQueue {
       alarm: line.alarm,
       listening: () => line.handle?.listening() ?? false,
       sharesPollRate: false,
-      attempted: () => undefined,
+      attempting: () => {
+        line.trying = [];
+      },
+      attempted: (blocked) => {
+        line.blocked = blocked;
+        const heard = line.trying ?? [];
+        line.trying = undefined;
+        for (const notice of heard) this.heard(line, notice);
+      },
+      doubtful: () => false,
       willSleep: () => {
         this.sawContention(line.key);
         this.listen(line);
@@ -400,13 +422,31 @@ export class FairQueue {
   private heard(line: Line, notice: Notice): void {
     const { clock, round } = this.parts;
     if (notice.kind === 'released') {
-      // Only a release a quorum of nodes announced: a failed attempt's cleanup frees a minority
-      // of nodes and is announced too, and a head woken by its own cleanup attempted again at
-      // once, round after round (bench/profile-s2.mjs: 125 failed rounds for 100 successes).
-      // A release seen by fewer nodes is still met when the blocking lease ends.
-      const count = (line.released.get(notice.id) ?? 0) + 1;
-      remember(line.released, notice.id, count);
-      if (count === round.quorum) line.alarm.sound();
+      // Only a release announced by a quorum of the nodes that blocked the head's last attempt
+      // (the notifier's rule, issue 24), or by all of them when fewer answered "held" before
+      // the round was decided. A failed attempt's cleanup is announced too, from the nodes it
+      // took, and a head woken by its own cleanup attempted again at once, round after round
+      // (bench/profile-s2.mjs: 125 failed rounds for 100 successes). Heard while its attempt is
+      // out, a release waits for that attempt's result (it may be the cleanup's). A release
+      // seen by fewer nodes is still met when the blocking lease ends.
+      if (line.trying !== undefined) {
+        line.trying.push(notice);
+        if (line.trying.length > REMEMBERED * 4) line.trying.shift();
+        return;
+      }
+      const { node, id, seq } = notice;
+      const blocked = line.blocked;
+      if (blocked !== undefined && node !== undefined) {
+        const sentAt = blocked[node];
+        if (sentAt === undefined || (seq !== undefined && seq <= sentAt)) return;
+      }
+      const needed =
+        blocked === undefined
+          ? round.quorum
+          : Math.min(round.quorum, blocked.filter((at) => at !== undefined).length);
+      const count = (line.released.get(id) ?? 0) + 1;
+      remember(line.released, id, count);
+      if (count === needed) line.alarm.sound();
       return;
     }
     if (notice.kind === 'claimed') {

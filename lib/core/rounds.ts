@@ -4,7 +4,7 @@ import { fanOut, type NodeReply } from './fan-out';
 import { KeyTypeConflict, type AcquireReply, type RedisNode } from './node';
 import { isDecided, validUntil } from './quorum';
 import { FENCE_COUNTER_KEEP_MS, tokenFrom } from './fencing';
-import { newReleaseId } from './notifier';
+import { announcementsHeard, newReleaseId } from './notifier';
 import type { Suspicion } from './suspicion';
 
 /** What every round needs to know about the node set. */
@@ -61,6 +61,11 @@ export interface AttemptFailure {
   readonly retryAfterMs?: number;
   /** A node refused because a lock key holds a non-string value: a data conflict, not contention. */
   readonly conflict?: { readonly node: string; readonly message: string };
+  /**
+   * {@link announcementsHeard} when the attempt was sent: an announcement heard before it was of
+   * a release that landed before the attempt read any node (notifier.ts BlockedNodes).
+   */
+  readonly sentAt?: number;
 }
 
 /** The outcome of one extension round. */
@@ -110,6 +115,7 @@ export async function acquireRound(
   const skipped = ctx.suspicion?.skipped();
   let yes = 0;
   let no = 0;
+  const sentAt = announcementsHeard();
   const replies = await fanOut(
     nodes,
     send,
@@ -151,6 +157,7 @@ export async function acquireRound(
       quorum,
       yes >= quorum,
     ),
+    sentAt,
   };
 }
 
@@ -197,6 +204,7 @@ export async function probeRound(
   const isLease = (reply: NodeReply<number>) => reply.kind === 'ok' && reply.value > 0;
   let held = 0;
   let free = 0;
+  const sentAt = announcementsHeard();
   const replies = await fanOut(
     read.map((i) => nodes[i]),
     (node) => node.lease!(key),
@@ -219,7 +227,7 @@ export async function probeRound(
     const lease: AcquireReply = { acquired: false, pttl: reply.value };
     votes[i] = { node: nodes[i].name, reply: { kind: 'ok', value: lease }, votes: true };
   });
-  return classifyFailure(votes, quorum, false);
+  return { ...classifyFailure(votes, quorum, false), sentAt };
 }
 
 /**
