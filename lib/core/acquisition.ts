@@ -13,6 +13,7 @@ import {
 } from './notifier';
 import type { CallSettings } from './options';
 import { newOwnerValue } from './owner-value';
+import type { RandomSource } from './random';
 import {
   acquireRound,
   grantedOutcomes,
@@ -90,6 +91,11 @@ export interface AcquisitionParts {
   readonly events: Pick<EventEmitter<RedlockEvents>, 'emit' | 'listenerCount'>;
   /** Builds the lock of a granted attempt and counts it as held. */
   readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
+  /**
+   * The source of the retry jitter and, when injected (a simulation), of owner values; absent:
+   * `Math.random` for the jitter and the CSPRNG for owner values.
+   */
+  readonly random?: RandomSource;
 }
 
 /**
@@ -271,7 +277,7 @@ export class AcquisitionLoop {
       if (nodes.length - down < quorum) throw allDown(names, attempts - 1, nodes);
       // A fresh owner value per attempt (DESIGN §5.1): the cleanup of a failed attempt, however
       // late a node applies it, can then never delete a key that a later attempt counted.
-      const value = newOwnerValue();
+      const value = newOwnerValue(this.parts.random);
       let listening = false;
       // From here until it reports, a release announced is judged by this attempt's result:
       // one on a node the attempt then takes (its own cleanup's among them) wakes nobody here.
@@ -407,7 +413,7 @@ export class AcquisitionLoop {
               settings,
               listening && !unavailable,
               polls ? this.pollers + 1 : 0,
-              Math.random(),
+              (this.parts.random ?? Math.random)(),
             );
       if (polls) this.pollers++;
       try {
@@ -452,7 +458,7 @@ function queuedSend(
     ageMs: parts.clock.now() - startedAt,
     queued: seat.queued || attempts > 1,
     keepMs: seat.keepMs,
-    announce: parts.round.notify ? newReleaseId() : undefined,
+    announce: parts.round.notify ? (parts.round.releaseId ?? newReleaseId)() : undefined,
   };
   return (node) => {
     if (node.acquireQueued === undefined) throw new Error(`node ${node.name} cannot queue`);

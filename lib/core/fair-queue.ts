@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { idSource, type RandomSource } from './random';
 
 /** This process's prefix of group ids (random, so that two processes never share one). */
 const GROUP_PREFIX = randomBytes(6).toString('base64url');
 let groupSeq = 0;
+
+/** A new group id of this process (a fair queue without an injected random source). */
+function newGroupId(): string {
+  return GROUP_PREFIX + (groupSeq = (groupSeq + 1) % Number.MAX_SAFE_INTEGER).toString(36);
+}
 import {
   shuttingDown,
   type AcquisitionCall,
@@ -40,6 +46,11 @@ export interface FairQueueParts {
   readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
   /** Reports a hand-off as an acquisition (the `acquired` event). */
   readonly acquired: (call: AcquisitionCall, lock: RedlockLock) => void;
+  /**
+   * The source of the queue's jitter and, when injected (a simulation), of owner values and the
+   * group ids' prefix; absent: `Math.random`, the CSPRNG and this process's prefix.
+   */
+  readonly random?: RandomSource;
 }
 
 /** A waiter of this process on a line, behind its holder or its head. */
@@ -115,8 +126,12 @@ export class FairQueue {
   private readonly byLock = new WeakMap<RedlockLock, Line>();
   /** Keys seen contended lately (monotonic time seen), oldest first: their waiters queue at once. */
   private readonly contended = new Map<string, number>();
+  /** Names each new line's group. */
+  private readonly groupId: () => string;
 
-  constructor(private readonly parts: FairQueueParts) {}
+  constructor(private readonly parts: FairQueueParts) {
+    this.groupId = parts.random === undefined ? newGroupId : idSource(parts.random);
+  }
 
   /**
    * Whether an acquisition waits in a queue: one key, no fencing token (phase 2 needs its own
@@ -138,7 +153,7 @@ export class FairQueue {
     const key = call.keys[0];
     let line = this.lines.get(key);
     if (line === undefined) {
-      line = newLine(key);
+      line = newLine(key, this.groupId());
       this.lines.set(key, line);
     }
     let behind = false;
@@ -245,8 +260,8 @@ export class FairQueue {
     const { call } = next;
     const waiter = next;
     line.head = true;
-    const value = newOwnerValue();
-    const announce = round.notify ? newReleaseId() : undefined;
+    const value = newOwnerValue(this.parts.random);
+    const announce = round.notify ? (round.releaseId ?? newReleaseId)() : undefined;
     let reserved = 0;
     const request = {
       group: line.group,
@@ -476,7 +491,7 @@ export class FairQueue {
     clock.clearTimer(line.unclaimed);
     line.unclaimed = clock.setTimer(
       () => line.alarm.sound(),
-      this.parts.leaseMs + Math.random() * this.parts.retryJitter,
+      this.parts.leaseMs + (this.parts.random ?? Math.random)() * this.parts.retryJitter,
     );
   }
 
@@ -486,14 +501,14 @@ export class FairQueue {
   }
 }
 
-/** A new line on `key`. */
-function newLine(key: string): Line {
+/** A new line on `key`, its group named `group`. */
+function newLine(key: string, group: string): Line {
   return {
     key,
     // NUL in the name, like the membership's keys: no resource name can collide with it.
     queueKey: `${key}\0q`,
     // Not a secret (announcements name it): a process prefix and a counter, no random draw per line.
-    group: GROUP_PREFIX + (groupSeq = (groupSeq + 1) % Number.MAX_SAFE_INTEGER).toString(36),
+    group,
     head: false,
     waiters: [],
     alarm: new Alarm(),

@@ -17,6 +17,8 @@ export interface RoundContext {
   readonly clock: Clock;
   /** Announce releases to waiters (release notifications, DESIGN §5.8). */
   readonly notify: boolean;
+  /** A new release id (notifier.ts `newReleaseId`, unless a random source was injected). */
+  readonly releaseId?: () => string;
   /**
    * Which nodes may vote now, by index, read once at the start of each round: false for a node
    * that is the same server as an earlier node (same `run_id`), whose "yes" would be a second
@@ -161,8 +163,12 @@ export async function acquireRound(
   };
 }
 
-/** Where the next probe starts reading, so that probes spread over the nodes. */
-let nextProbe = 0;
+/**
+ * Per lock manager (its round context): where its next probe starts reading, so that probes
+ * spread over the nodes — kept per manager, not per process, so that a run does not depend on
+ * what other lock managers of the process probed before (a simulation replays from its seed).
+ */
+const nextProbe = new WeakMap<RoundContext, number>();
 
 /**
  * A probe in place of an attempt (issue 19), for a waiter that already hears every release of
@@ -198,8 +204,8 @@ export async function probeRound(
   }
   const needed = count - quorum + 1;
   const reads = all ? count : needed;
-  const first = nextProbe;
-  nextProbe = (nextProbe + reads) % count;
+  const first = nextProbe.get(ctx) ?? 0;
+  nextProbe.set(ctx, (first + reads) % count);
   const read = Array.from({ length: reads }, (_, j) => (first + j) % count);
   const isLease = (reply: NodeReply<number>) => reply.kind === 'ok' && reply.value > 0;
   let held = 0;
@@ -344,7 +350,7 @@ export async function releaseRound(
   release: (node: RedisNode, announcement?: string) => Promise<unknown> = (node, announcement) =>
     node.release(keys, value, announcement),
 ): Promise<void> {
-  const announcement = ctx.notify ? newReleaseId() : undefined;
+  const announcement = ctx.notify ? (ctx.releaseId ?? newReleaseId)() : undefined;
   const send = (node: RedisNode) => release(node, announcement);
   const { suspicion, clock, nodeTimeout } = ctx;
   let targets = nodes;
