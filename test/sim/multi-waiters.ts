@@ -79,7 +79,8 @@ async function run(
     log?.(`VIOLATION ${kind}: ${detail}`);
   };
 
-  const nodes = [0, 1, 2].map((i) => new HealthNode(`s${i}`, clock));
+  // Leases are readable: a waiter that listens probes (reads) where it would otherwise write.
+  const nodes = [0, 1, 2].map((i) => new HealthNode(`s${i}`, clock).readLeases());
   const ttl = rng.pick([1_000, 3_000]);
   const nodeTimeout = rng.pick([10, 30, 50]);
   nodes.forEach((node) => {
