@@ -50,18 +50,7 @@ describe('an acquisition failing as held after a partial grant does not wake its
   const attemptsOf = async (redlock: Redlock): Promise<number> => {
     const error = await redlock.acquire('r', { wait: WAIT }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockNotAcquiredError);
-    if ((error as LockNotAcquiredError).reason !== 'held')
-      console.log(
-        JSON.stringify((error as LockNotAcquiredError).nodes),
-        (error as Error).message,
-        (error as LockNotAcquiredError).attempts,
-      );
     expect((error as LockNotAcquiredError).reason).toBe('held');
-    console.log(
-      'ATTEMPTS',
-      expect.getState().currentTestName,
-      (error as LockNotAcquiredError).attempts,
-    );
     return (error as LockNotAcquiredError).attempts;
   };
 
