@@ -1,14 +1,16 @@
 import { REDLOCK_DEFAULTS, RedlockConfigError } from './core';
 
 /**
- * Every option `RedlockModule` reads: the core's (those with a default, plus `clock`), `nodes`,
- * `mapLockedError` and `awaitQuorum`. Derived from the core's defaults, so an option added there is known here.
+ * Every option `RedlockModule` reads: the core's (those with a default, plus `clock` and
+ * `random`), `nodes`, `mapLockedError` and `awaitQuorum`. Derived from the core's defaults, so an
+ * option added there is known here.
  */
 const KNOWN: ReadonlySet<string> = new Set([
   'nodes',
   'mapLockedError',
   'awaitQuorum',
   'clock',
+  'random',
   ...Object.keys(REDLOCK_DEFAULTS),
 ]);
 

@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { idSource, type RandomSource } from './random';
 
 /** This process's prefix of group ids (random, so that two processes never share one). */
 const GROUP_PREFIX = randomBytes(6).toString('base64url');
 let groupSeq = 0;
+
+/** A new group id of this process (a fair queue without an injected random source). */
+function newGroupId(): string {
+  return GROUP_PREFIX + (groupSeq = (groupSeq + 1) % Number.MAX_SAFE_INTEGER).toString(36);
+}
 import {
   shuttingDown,
   type AcquisitionCall,
@@ -14,7 +20,13 @@ import type { Clock, ClockTimer } from './clock';
 import { LockNotAcquiredError, type LockNotAcquiredReason } from './errors';
 import type { RedlockLock } from './lock';
 import type { AcquireReply, HandOffReply, RedisNode } from './node';
-import { newReleaseId, type Notice, type ReleaseNotifier, type WaiterHandle } from './notifier';
+import {
+  newReleaseId,
+  type BlockedNodes,
+  type Notice,
+  type ReleaseNotifier,
+  type WaiterHandle,
+} from './notifier';
 import { newOwnerValue } from './owner-value';
 import { acquireRound, releaseRound, type RoundContext } from './rounds';
 import { Alarm } from './sleep';
@@ -34,6 +46,11 @@ export interface FairQueueParts {
   readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
   /** Reports a hand-off as an acquisition (the `acquired` event). */
   readonly acquired: (call: AcquisitionCall, lock: RedlockLock) => void;
+  /**
+   * The source of the queue's jitter and, when injected (a simulation), of owner values and the
+   * group ids' prefix; absent: `Math.random`, the CSPRNG and this process's prefix.
+   */
+  readonly random?: RandomSource;
 }
 
 /** A waiter of this process on a line, behind its holder or its head. */
@@ -67,8 +84,12 @@ interface Line {
   reason: LockNotAcquiredReason;
   /** Per announcement naming this group: how many nodes named it so far. */
   readonly named: Map<string, number>;
-  /** Per plain release announcement: how many nodes announced it so far. */
+  /** Per plain release announcement: how many nodes the head's attempt was blocked on announced it. */
   readonly released: Map<string, number>;
+  /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
+  blocked?: BlockedNodes;
+  /** While the head's attempt is out: plain releases heard, judged once it reports. */
+  trying?: Notice[];
   /** Announcements naming another group, seen. */
   readonly others: Set<string>;
   /** Rings the head if the group named before it does not claim within the reservation. */
@@ -105,8 +126,12 @@ export class FairQueue {
   private readonly byLock = new WeakMap<RedlockLock, Line>();
   /** Keys seen contended lately (monotonic time seen), oldest first: their waiters queue at once. */
   private readonly contended = new Map<string, number>();
+  /** Names each new line's group. */
+  private readonly groupId: () => string;
 
-  constructor(private readonly parts: FairQueueParts) {}
+  constructor(private readonly parts: FairQueueParts) {
+    this.groupId = parts.random === undefined ? newGroupId : idSource(parts.random);
+  }
 
   /**
    * Whether an acquisition waits in a queue: one key, no fencing token (phase 2 needs its own
@@ -128,7 +153,7 @@ export class FairQueue {
     const key = call.keys[0];
     let line = this.lines.get(key);
     if (line === undefined) {
-      line = newLine(key);
+      line = newLine(key, this.groupId());
       this.lines.set(key, line);
     }
     let behind = false;
@@ -140,6 +165,9 @@ export class FairQueue {
       behind = outcome.behind;
     }
     line.head = true;
+    // A new head: the last one's attempts say nothing of where this one will be blocked.
+    line.blocked = undefined;
+    line.trying = undefined;
     const seat = {
       key,
       queueKey: line.queueKey,
@@ -232,8 +260,8 @@ export class FairQueue {
     const { call } = next;
     const waiter = next;
     line.head = true;
-    const value = newOwnerValue();
-    const announce = round.notify ? newReleaseId() : undefined;
+    const value = newOwnerValue(this.parts.random);
+    const announce = round.notify ? (round.releaseId ?? newReleaseId)() : undefined;
     let reserved = 0;
     const request = {
       group: line.group,
@@ -382,7 +410,16 @@ export class FairQueue {
       alarm: line.alarm,
       listening: () => line.handle?.listening() ?? false,
       sharesPollRate: false,
-      attempted: () => undefined,
+      attempting: () => {
+        line.trying = [];
+      },
+      attempted: (blocked) => {
+        line.blocked = blocked;
+        const heard = line.trying ?? [];
+        line.trying = undefined;
+        for (const notice of heard) this.heard(line, notice);
+      },
+      doubtful: () => false,
       willSleep: () => {
         this.sawContention(line.key);
         this.listen(line);
@@ -400,13 +437,31 @@ export class FairQueue {
   private heard(line: Line, notice: Notice): void {
     const { clock, round } = this.parts;
     if (notice.kind === 'released') {
-      // Only a release a quorum of nodes announced: a failed attempt's cleanup frees a minority
-      // of nodes and is announced too, and a head woken by its own cleanup attempted again at
-      // once, round after round (bench/profile-s2.mjs: 125 failed rounds for 100 successes).
-      // A release seen by fewer nodes is still met when the blocking lease ends.
-      const count = (line.released.get(notice.id) ?? 0) + 1;
-      remember(line.released, notice.id, count);
-      if (count === round.quorum) line.alarm.sound();
+      // Only a release announced by a quorum of the nodes that blocked the head's last attempt
+      // (the notifier's rule, issue 24), or by all of them when fewer answered "held" before
+      // the round was decided. A failed attempt's cleanup is announced too, from the nodes it
+      // took, and a head woken by its own cleanup attempted again at once, round after round
+      // (bench/profile-s2.mjs: 125 failed rounds for 100 successes). Heard while its attempt is
+      // out, a release waits for that attempt's result (it may be the cleanup's). A release
+      // seen by fewer nodes is still met when the blocking lease ends.
+      if (line.trying !== undefined) {
+        line.trying.push(notice);
+        if (line.trying.length > REMEMBERED * 4) line.trying.shift();
+        return;
+      }
+      const { node, id, seq } = notice;
+      const blocked = line.blocked;
+      if (blocked !== undefined && node !== undefined) {
+        const sentAt = blocked[node];
+        if (sentAt === undefined || (seq !== undefined && seq <= sentAt)) return;
+      }
+      const needed =
+        blocked === undefined
+          ? round.quorum
+          : Math.min(round.quorum, blocked.filter((at) => at !== undefined).length);
+      const count = (line.released.get(id) ?? 0) + 1;
+      remember(line.released, id, count);
+      if (count === needed) line.alarm.sound();
       return;
     }
     if (notice.kind === 'claimed') {
@@ -436,7 +491,7 @@ export class FairQueue {
     clock.clearTimer(line.unclaimed);
     line.unclaimed = clock.setTimer(
       () => line.alarm.sound(),
-      this.parts.leaseMs + Math.random() * this.parts.retryJitter,
+      this.parts.leaseMs + (this.parts.random ?? Math.random)() * this.parts.retryJitter,
     );
   }
 
@@ -446,14 +501,14 @@ export class FairQueue {
   }
 }
 
-/** A new line on `key`. */
-function newLine(key: string): Line {
+/** A new line on `key`, its group named `group`. */
+function newLine(key: string, group: string): Line {
   return {
     key,
     // NUL in the name, like the membership's keys: no resource name can collide with it.
     queueKey: `${key}\0q`,
     // Not a secret (announcements name it): a process prefix and a counter, no random draw per line.
-    group: GROUP_PREFIX + (groupSeq = (groupSeq + 1) % Number.MAX_SAFE_INTEGER).toString(36),
+    group,
     head: false,
     waiters: [],
     alarm: new Alarm(),

@@ -20,14 +20,67 @@ const REMEMBERED_IDS = 32;
 /** How many recent releases the notifier remembers the channels of (what each released). */
 const REMEMBERED_RELEASES = 256;
 
+/**
+ * By node index: where a waiter's last attempt found one of its keys held by another owner (and
+ * the node's vote counts), as the count of announcements this process had heard
+ * ({@link announcementsHeard}) when that attempt was sent; undefined elsewhere. Only a release on
+ * such a node, heard after the attempt was sent, can be of use to it (issue 24): every other node
+ * it took itself (its own cleanup frees those, and is announced), could not vote, or did not
+ * answer; and a release heard before the attempt was sent landed before the attempt read the
+ * node — whatever it met there came after (in a race lost to another process, the winner's key).
+ */
+export type BlockedNodes = readonly (number | undefined)[];
+
+/** How many release announcements this process has heard, on every channel (a sequence). */
+let heardSoFar = 0;
+
+/**
+ * The number of release announcements heard so far in this process: read when an attempt is
+ * sent, it tells which announcements came before it (see {@link BlockedNodes}).
+ */
+export function announcementsHeard(): number {
+  return heardSoFar;
+}
+
+/** One node's announcement of one release on one channel. */
+interface Heard {
+  readonly channel: Channel;
+  readonly id: string;
+  readonly node: number;
+  /** Its place in the order of announcements heard ({@link announcementsHeard}). */
+  readonly seq: number;
+}
+
+/** How many announcements a waiter or channel holds back at most (a few releases' copies). */
+const HELD_BACK = 64;
+
 /** A waiting acquisition, as the notifier sees it. */
 interface Waiter {
   /** Ends the waiter's current sleep early. */
   readonly wake: () => void;
   /** The channels (keys) it waits for: a release of fewer may be of no use to it. */
   readonly keys: ReadonlySet<string>;
-  /** Woken and not yet done with the attempt that followed. */
-  woken: boolean;
+  /** Woken and not yet done with the attempt that followed: the announcement that woke it. */
+  woken?: Heard;
+  /** An attempt of its own is out (from `attempting()` to `attempted()`). */
+  trying: boolean;
+  /**
+   * Where its last attempt was blocked; undefined before it reported one (every node counts).
+   * A waiter is woken only by a release on one of these nodes (issue 24): never by the cleanup
+   * of its own failed attempt, nor by another waiter's cleanup of a node it did not need.
+   */
+  blocked?: BlockedNodes;
+  /** Announcements heard while its attempt was out: judged by that attempt's result. */
+  readonly held: Heard[];
+  /**
+   * Woken by an announcement heard while its own attempt was out, from a node that attempt met
+   * held: the release may have landed there before the attempt read it (the key met is then a
+   * newer owner's, as when another process won the race) or after. Reading tells, writing
+   * nothing: its next try is a probe where it can make one (acquisition.ts).
+   */
+  doubtful: boolean;
+  /** The release whose race its last attempt lost (see `attempted`): no news to it. */
+  lost?: string;
   /** Ends a sleep in progress (never a later one) once it is sure to hear every release. */
   readonly listens?: () => void;
   /**
@@ -41,12 +94,15 @@ interface Waiter {
  * One node's message on a release channel, as a fair-queue waiter reads it: a plain release
  * (`released`, nobody queued on that node), a reservation for the queued group `group`
  * (`next`), or that group's claim of its reservation (`claimed`). `id` is the release's (or
- * claim's) id, the same on every node.
+ * claim's) id, the same on every node; `node` is the index of the node that sent it.
  */
 export interface Notice {
   readonly kind: 'released' | 'next' | 'claimed';
   readonly id: string;
   readonly group?: string;
+  readonly node?: number;
+  /** Its place in the order of announcements heard ({@link announcementsHeard}). */
+  readonly seq?: number;
 }
 
 /** Reads a message: `id`, or `id|n|group` / `id|c|group` (HAND_OFF / ACQUIRE_QUEUED scripts). */
@@ -62,16 +118,41 @@ interface Channel {
   readonly key: string;
   readonly waiters: Waiter[];
   readonly unsubscribe: (() => void)[];
-  /** An announcement came while a woken waiter was still trying: owed to the next sleep. */
-  owed: boolean;
-  /** Ids of the latest releases announced (every node announces each release). */
+  /**
+   * Announcements that came while a woken waiter was still trying: owed, once its attempt is
+   * over, to whichever waiter they can be of use to then (it, if its attempt found one of those
+   * nodes held: the attempt may have reached it before the release).
+   */
+  readonly owed: Heard[];
+  /** Ids of the latest releases that woke a waiter (every node announces each release). */
   readonly seen: Set<string>;
+  /** The same, per node (`id node`): which node's copy of each release woke a waiter. */
+  readonly seenOn: Set<string>;
+  /** Per release id that woke a waiter: the first copy's place in the order heard. */
+  readonly firstSeen: Map<string, number>;
 }
 
-/** A waiter's registration; `attempted()` after each attempt, `stop()` when it stops waiting. */
+/**
+ * A waiter's registration: `attempting()` before each attempt and `attempted()` after it,
+ * `stop()` when it stops waiting.
+ */
 export interface WaiterHandle {
-  /** The attempt that followed a wake-up failed: the waiter may be woken again. */
-  attempted(): void;
+  /**
+   * An attempt is about to go out: announcements heard until it reports are judged by its
+   * result (a release it met as a free node was of no use to it; one it met as a held node was).
+   */
+  attempting(): void;
+  /**
+   * The attempt failed (`blocked`: where it met another owner's key; undefined: anywhere) and
+   * the waiter may be woken again — only by a release on a node in `blocked`. (One that
+   * succeeded reports by `stop(true)`.)
+   */
+  attempted(blocked?: BlockedNodes): void;
+  /**
+   * Whether its latest wake-up came from an announcement heard while its attempt was out (a
+   * release that may have landed before that attempt read the node): to be checked by reading.
+   */
+  doubtful(): boolean;
   /**
    * True when every node confirmed its subscription to every channel of this waiter and none
    * dropped since: no release applied after an attempt sent now can go unannounced, so the
@@ -96,7 +177,9 @@ export interface WaiterHandle {
  * held): it is woken too, in its turn, but it does not absorb the wake-up — the walk goes on to
  * the first waiter that needs only what was released (DESIGN §5.8), which would otherwise sleep
  * until the old lease ends if it no longer polls. So a release costs at most one attempt per
- * waiter for more ahead of it, plus one. While every node has
+ * waiter for more ahead of it, plus one. A waiter is woken only by a release that can change what
+ * its last attempt met (issue 24, {@link BlockedNodes}): never by its own cleanup, so whatever the
+ * replies, a failed attempt is followed by a wait. While every node has
  * confirmed the waiter's subscriptions (see {@link WaiterHandle.listening}), no release can go
  * unannounced, so the waiter sleeps until it is woken or the blocking lease ends; otherwise it
  * polls every retry delay, and a dropped subscriber connection wakes every waiter of it.
@@ -119,23 +202,63 @@ export class ReleaseNotifier {
     wake: () => void,
     listens?: () => void,
     hear?: (notice: Notice) => void,
+    blocked?: BlockedNodes,
   ): WaiterHandle {
-    const waiter: Waiter = { wake, woken: false, keys: new Set(keys), listens, hear };
+    const waiter: Waiter = {
+      wake,
+      trying: false,
+      keys: new Set(keys),
+      blocked,
+      held: [],
+      doubtful: false,
+      listens,
+      hear,
+    };
     const channels = keys.map((key) => this.channel(key));
     for (const channel of channels) channel.waiters.push(waiter);
     if (hear !== undefined) this.fair++;
     let stopped = false;
     return {
-      attempted: () => {
-        waiter.woken = false;
-        // A release announced during that attempt may be what it missed: try again at once.
-        for (const channel of channels) {
-          if (channel.owed) {
-            channel.owed = false;
-            this.announce(channel, new Set([channel.key]));
-          }
-        }
+      attempting: () => {
+        waiter.trying = true;
+        waiter.doubtful = false;
+        waiter.lost = undefined;
       },
+      attempted: (result) => {
+        const woke = waiter.woken;
+        waiter.woken = undefined;
+        waiter.trying = false;
+        waiter.blocked = result;
+        // Woken by a release and still blocked: the release may yet be of use to a waiter that
+        // needs less than this one (what this one met held may be what it does not need: a
+        // waiter for more must not absorb the wake-up of one that needs only those, DESIGN
+        // §5.8). Never to one that needs all this one did: it would meet the same keys.
+        if (woke !== undefined && result !== undefined) this.announce(woke, waiter);
+        // What came while that attempt was out (to it, or owed on its channels while it was the
+        // woken one) goes to whoever it is of use to now — it again, if its attempt met one of
+        // those nodes held (the release may have come after the attempt passed there). Except
+        // the other copies of the release that woke it, when it lost the race for that release:
+        // it had landed on the node whose copy woke it before the attempt was sent, and the
+        // attempt met that node held all the same — by whoever took it since (another process).
+        // (Only for a waiter of what that release freed: one of more keys may have met another
+        // of its keys held there. The copies may still be news to other waiters.)
+        waiter.lost =
+          woke !== undefined &&
+          woke.id !== '' &&
+          result?.[woke.node] !== undefined &&
+          covers(this.releases.get(woke.id) ?? new Set([woke.channel.key]), waiter.keys)
+            ? woke.id
+            : undefined;
+        const later = waiter.held.splice(0);
+        for (const channel of channels) {
+          if (!channel.waiters.some((w) => w.woken !== undefined))
+            later.push(...channel.owed.splice(0));
+        }
+        this.redeliver(later);
+        // Woken by one of those: heard while the attempt was out, so in doubt (see Waiter).
+        waiter.doubtful = waiter.woken !== undefined;
+      },
+      doubtful: () => waiter.doubtful,
       listening: () => this.listening(keys),
       stop: (acquired) => {
         if (stopped) return;
@@ -195,19 +318,27 @@ export class ReleaseNotifier {
   private channel(key: string): Channel {
     let channel = this.channels.get(key);
     if (channel === undefined) {
-      const created: Channel = { key, waiters: [], unsubscribe: [], owed: false, seen: new Set() };
-      for (const node of this.nodes) {
+      const created: Channel = {
+        key,
+        waiters: [],
+        unsubscribe: [],
+        owed: [],
+        seen: new Set(),
+        seenOn: new Set(),
+        firstSeen: new Map(),
+      };
+      this.nodes.forEach((node, index) => {
         if (node.subscribe) {
           created.unsubscribe.push(
             node.subscribe(
               key,
-              (id) => this.heard(created, id),
+              (id) => this.heard(created, id, index),
               () => this.gap(created),
               () => this.confirmed(created),
             ),
           );
         }
-      }
+      });
       this.channels.set(key, created);
       channel = created;
     }
@@ -215,59 +346,117 @@ export class ReleaseNotifier {
   }
 
   /**
-   * A release was announced on `channel`, of (at least) the channels in `released`: wake the
-   * longest-waiting waiter that can use it, and every waiter ahead of it that waits for more
-   * (they may be able to use it too, when the rest of what they wait for is free) — unless one is
-   * already trying: then the announcement is owed to it, in case its attempt reached the nodes
-   * before the release did (a waiter that no longer polls must not lose a wake-up).
+   * Node `node` announced release `id` on `channel`, of (at least) the channels a release with
+   * that id was heard on so far: wake the longest-waiting waiter that can use it, and every
+   * waiter ahead of it that waits for more (they may be able to use it too, when the rest of
+   * what they wait for is free). Unless a woken waiter is still trying: then it is owed (see
+   * {@link Channel.owed}).
+   *
+   * A waiter that cannot use it is passed over (issue 24): one whose last attempt did not meet
+   * that node held, or read it before this release landed there ({@link BlockedNodes}) — the
+   * cleanup of its own failed attempt frees only nodes it took, and woke it again at once,
+   * thousands of times a second; another waiter's cleanup of a node it did not need would make
+   * two waiters wake each other — and one whose attempt is out, which holds it until its result
+   * says. Every node announces a release: the first copy that wakes a waiter counts, and the
+   * others are no new release — except to a waiter whose attempt read that node held before the
+   * copy came: the release reached that node after the attempt did (nodes apply a release at
+   * different moments), and that waiter would otherwise sleep through it. So a release wakes at
+   * most one waiter per node, and only one that can use it.
+   *
+   * `passOn`: a wake-up handed on (it has been seen already) by a woken waiter that gave up
+   * (`true`), or whose attempt failed (that waiter: only waiters that need less are offered it).
    */
-  private announce(channel: Channel, released: ReadonlySet<string>): void {
+  private announce(heard: Heard, passOn: boolean | Waiter = false): void {
+    const { channel, id, node } = heard;
     if (channel.waiters.length === 0) return;
-    if (channel.waiters.some((w) => w.woken)) {
-      channel.owed = true;
+    if (channel.waiters.some((w) => w.woken !== undefined)) {
+      holdBack(channel.owed, heard);
       return;
     }
+    const on = `${id} ${node}`;
+    const released = this.releases.get(id) ?? new Set([channel.key]);
+    // Judged by what was seen before this copy: every waiter of the walk is offered it alike.
+    // Woken: a waiter (this copy is seen); taken: by one that can use it (`covers`).
+    let woke = false;
+    let taken = false;
+    const from = typeof passOn === 'boolean' ? undefined : passOn;
     for (const waiter of channel.waiters) {
       if (waiter.hear !== undefined) continue;
-      waiter.woken = true;
-      waiter.wake();
-      if (covers(released, waiter.keys)) return;
+      if (from !== undefined && covers(waiter.keys, from.keys)) continue;
+      const woken = !waiter.trying && this.canUse(waiter, heard, on, passOn !== false);
+      if (waiter.trying) holdBack(waiter.held, heard);
+      else if (woken) {
+        waiter.woken = heard;
+        waiter.doubtful = false;
+        woke = true;
+        waiter.wake();
+      } else continue;
+      if (covers(released, waiter.keys)) {
+        taken = woken;
+        break;
+      }
+    }
+    if (woke && id !== '') remember(channel.seen, id, REMEMBERED_IDS);
+    if (taken && id !== '') {
+      remember(channel.seenOn, on, REMEMBERED_IDS * this.nodes.length);
+      if (!channel.firstSeen.has(id)) {
+        channel.firstSeen.set(id, heard.seq);
+        if (channel.firstSeen.size > REMEMBERED_IDS) {
+          channel.firstSeen.delete(channel.firstSeen.keys().next().value as string);
+        }
+      }
     }
   }
 
+  /** Whether `heard` (`on`: its id and node) may wake `waiter` (see {@link announce}). */
+  private canUse(waiter: Waiter, heard: Heard, on: string, passOn: boolean): boolean {
+    const { channel, id, node, seq } = heard;
+    const fresh = passOn || id === '';
+    // Before its first attempt reported, any node's copy may be of use: the first one counts.
+    if (waiter.blocked === undefined) return fresh || !channel.seen.has(id);
+    if (id === waiter.lost) return false;
+    const sentAt = waiter.blocked[node];
+    if (sentAt === undefined || seq <= sentAt) return false;
+    if (fresh) return true;
+    // A release this process acted on already is news only to an attempt sent since it began
+    // to be announced that still met this node held: it landed here after that attempt read
+    // the node. To a waiter that has not tried since, it is the same release again.
+    const first = channel.firstSeen.get(id);
+    return first === undefined || (sentAt >= first && !channel.seenOn.has(on));
+  }
+
+  /** Announcements held back, judged again now (each by the walk, as when first heard). */
+  private redeliver(heard: readonly Heard[]): void {
+    for (const h of heard) this.announce(h);
+  }
+
   /**
-   * A node announced release `id`: the first copy counts, the other nodes' are ignored. A
-   * release of several keys is announced on each key's channel with one id, so the channels
-   * heard so far under an id say what it released (a release's later channels may still come).
+   * A node announced release `id`. A release of several keys is announced on each key's
+   * channel with one id, so the channels heard so far under an id say what it released (a
+   * release's later channels may still come).
    */
-  private heard(channel: Channel, message: string): void {
+  private heard(channel: Channel, message: string, node: number): void {
     let id = message;
+    const seq = ++heardSoFar;
     if (this.fair > 0 || message.includes('|')) {
-      const notice = readNotice(message);
+      const notice = { ...readNotice(message), node, seq };
       for (const waiter of channel.waiters) waiter.hear?.(notice);
       // A claim frees nothing; a reservation is, to a waiter outside the queue, a release (it
       // will find the key held by the reservation and sleep until that ends or is claimed).
       if (notice.kind === 'claimed') return;
       id = notice.id;
     }
-    if (id === '') {
-      this.announce(channel, new Set([channel.key]));
-      return;
-    }
-    if (channel.seen.has(id)) return;
-    channel.seen.add(id);
-    if (channel.seen.size > REMEMBERED_IDS) {
-      channel.seen.delete(channel.seen.values().next().value as string);
-    }
-    let released = this.releases.get(id);
-    if (released === undefined) {
-      this.releases.set(id, (released = new Set()));
-      if (this.releases.size > REMEMBERED_RELEASES) {
-        this.releases.delete(this.releases.keys().next().value as string);
+    if (id !== '') {
+      let released = this.releases.get(id);
+      if (released === undefined) {
+        this.releases.set(id, (released = new Set()));
+        if (this.releases.size > REMEMBERED_RELEASES) {
+          this.releases.delete(this.releases.keys().next().value as string);
+        }
       }
+      released.add(channel.key);
     }
-    released.add(channel.key);
-    this.announce(channel, released);
+    this.announce({ channel, id, node, seq });
   }
 
   /** Announcements may have been missed (a subscriber connection dropped): wake every waiter. */
@@ -281,16 +470,43 @@ export class ReleaseNotifier {
     const index = channel.waiters.indexOf(waiter);
     if (index >= 0) channel.waiters.splice(index, 1);
     // A waiter that took the lock: waking the next one now would only meet that lock; the next
-    // is woken by its release. A woken waiter that gave up instead passes its wake-up on (or
-    // an owed one), since nobody else may poll for it.
-    if (!acquired && (waiter.woken || channel.owed) && channel.waiters.length > 0) {
-      channel.owed = false;
-      this.announce(channel, new Set([channel.key]));
+    // is woken by its release — so the releases it acted on are seen on every node (a copy
+    // from a node that announces late wakes nobody). A woken waiter that gave up instead passes
+    // its wake-up on (and what it held back, or was owed), since nobody else may poll for it.
+    const held = waiter.held.filter((h) => h.channel === channel);
+    if (acquired) {
+      const used = new Set([...held, ...(waiter.woken ? [waiter.woken] : [])].map((h) => h.id));
+      used.delete('');
+      for (const id of used) {
+        remember(channel.seen, id, REMEMBERED_IDS);
+        this.nodes.forEach((_, node) =>
+          remember(channel.seenOn, `${id} ${node}`, REMEMBERED_IDS * this.nodes.length),
+        );
+      }
+      const owed = channel.owed.splice(0);
+      channel.owed.push(...owed.filter((h) => !used.has(h.id)));
+    } else if (channel.waiters.length > 0) {
+      const owed = channel.waiters.some((w) => w.woken !== undefined) ? [] : channel.owed.splice(0);
+      const woken = waiter.woken?.channel === channel ? [waiter.woken] : [];
+      for (const h of woken) this.announce(h, true);
+      this.redeliver([...held, ...owed]);
     }
     if (channel.waiters.length > 0) return;
     this.channels.delete(key);
     for (const unsubscribe of channel.unsubscribe) unsubscribe();
   }
+}
+
+/** Keeps `heard` for later, in a bounded list (the oldest is dropped first). */
+function holdBack(list: Heard[], heard: Heard): void {
+  list.push(heard);
+  if (list.length > HELD_BACK) list.shift();
+}
+
+/** Adds `id` to a set of recent ids, forgetting the oldest past `limit`. */
+function remember(seen: Set<string>, id: string, limit: number): void {
+  seen.add(id);
+  if (seen.size > limit) seen.delete(seen.values().next().value as string);
 }
 
 /** Whether a release of `released` frees everything a waiter for `keys` waits for. */

@@ -1,4 +1,5 @@
 import type { Clock } from './clock';
+import type { RandomSource } from './random';
 import { RedlockConfigError } from './errors';
 import type { RedlockLogger } from './logger';
 import type { RedlockTelemetryOptions } from './telemetry';
@@ -142,6 +143,13 @@ export interface RedlockOptions {
   logger?: RedlockLogger;
   /** The monotonic clock (tests inject a virtual one). @default performance.now() */
   clock?: Clock;
+  /**
+   * @internal The source of every random draw of the core (a simulation injects a seeded one,
+   * so that a run replays exactly from its seed): retry jitter, and then also owner values (128
+   * bits) and the prefixes of release and group ids. Never in production: without it, owner
+   * values come from the CSPRNG. @default Math.random (jitter) and the CSPRNG (owner values)
+   */
+  random?: RandomSource;
 }
 
 /** Per-call options; each falls back to the lock manager's option of the same name. */

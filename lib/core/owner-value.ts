@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import { drawBytes, type RandomSource } from './random';
 
 /** Random bytes in an owner value: 128 bits, so no two owners ever collide or guess each other. */
 export const OWNER_VALUE_BYTES = 16;
@@ -15,8 +16,12 @@ let offset = POOL.length;
  * A fresh owner value from the CSPRNG. The value is what proves ownership to the release and
  * extend scripts, so it must be unguessable (not a counter, not `Math.random`), and it is
  * never logged or returned in an HTTP response.
+ *
+ * `random`: only a simulation's seeded source (the lock manager's internal `random` option),
+ * so that a run replays exactly from its seed; still 128 bits, so values never collide.
  */
-export function newOwnerValue(): string {
+export function newOwnerValue(random?: RandomSource): string {
+  if (random !== undefined) return drawBytes(random, OWNER_VALUE_BYTES).toString('base64url');
   if (offset === POOL.length) {
     randomFillSync(POOL);
     offset = 0;

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { monotonicClock, type Clock } from './clock';
+import { idSource } from './random';
 import {
   LockReentryError,
   LockLostError,
@@ -195,6 +196,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       // a PUBLISH nobody listens to costs the server well under a microsecond.
       notify: true,
       suspicion: this.suspicion,
+      // A simulation's seeded source names releases too: a run replays from its seed alone.
+      releaseId: options.random === undefined ? undefined : idSource(options.random),
     };
     this.driver = {
       clock: this.clock,
@@ -261,6 +264,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       draining: this.draining.signal,
       events: this,
       hold,
+      random: options.random,
     });
     if (this.options.fairness === 'queue' && notifier !== undefined) {
       const unable = this.nodes.find(
@@ -283,6 +287,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         cover,
         hold,
         acquired: (call, lock) => this.handedOver(call, lock),
+        random: options.random,
       });
     }
     // Connections open in the background; the first attempt waits for them (bounded), so a

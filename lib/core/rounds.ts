@@ -5,7 +5,7 @@ import { KeyTypeConflict, type AcquireReply, type RedisNode } from './node';
 import { describeNodeError } from './node-errors';
 import { isDecided, validUntil } from './quorum';
 import { FENCE_COUNTER_KEEP_MS, tokenFrom } from './fencing';
-import { newReleaseId } from './notifier';
+import { announcementsHeard, newReleaseId } from './notifier';
 import type { Suspicion } from './suspicion';
 
 /** What every round needs to know about the node set. */
@@ -18,6 +18,8 @@ export interface RoundContext {
   readonly clock: Clock;
   /** Announce releases to waiters (release notifications, DESIGN §5.8). */
   readonly notify: boolean;
+  /** A new release id (notifier.ts `newReleaseId`, unless a random source was injected). */
+  readonly releaseId?: () => string;
   /**
    * Which nodes may vote now, by index, read once at the start of each round: false for a node
    * that is the same server as an earlier node (same `run_id`), whose "yes" would be a second
@@ -63,6 +65,11 @@ export interface AttemptFailure {
   readonly retryAfterMs?: number;
   /** A node refused because a lock key holds a non-string value: a data conflict, not contention. */
   readonly conflict?: { readonly node: string; readonly message: string };
+  /**
+   * {@link announcementsHeard} when the attempt was sent: an announcement heard before it was of
+   * a release that landed before the attempt read any node (notifier.ts BlockedNodes).
+   */
+  readonly sentAt?: number;
 }
 
 /** The outcome of one extension round. */
@@ -112,6 +119,7 @@ export async function acquireRound(
   const skipped = ctx.suspicion?.skipped();
   let yes = 0;
   let no = 0;
+  const sentAt = announcementsHeard();
   const replies = await fanOut(
     nodes,
     send,
@@ -153,11 +161,16 @@ export async function acquireRound(
       quorum,
       yes >= quorum,
     ),
+    sentAt,
   };
 }
 
-/** Where the next probe starts reading, so that probes spread over the nodes. */
-let nextProbe = 0;
+/**
+ * Per lock manager (its round context): where its next probe starts reading, so that probes
+ * spread over the nodes — kept per manager, not per process, so that a run does not depend on
+ * what other lock managers of the process probed before (a simulation replays from its seed).
+ */
+const nextProbe = new WeakMap<RoundContext, number>();
 
 /**
  * A probe in place of an attempt (issue 19), for a waiter that already hears every release of
@@ -193,12 +206,13 @@ export async function probeRound(
   }
   const needed = count - quorum + 1;
   const reads = all ? count : needed;
-  const first = nextProbe;
-  nextProbe = (nextProbe + reads) % count;
+  const first = nextProbe.get(ctx) ?? 0;
+  nextProbe.set(ctx, (first + reads) % count);
   const read = Array.from({ length: reads }, (_, j) => (first + j) % count);
   const isLease = (reply: NodeReply<number>) => reply.kind === 'ok' && reply.value > 0;
   let held = 0;
   let free = 0;
+  const sentAt = announcementsHeard();
   const replies = await fanOut(
     read.map((i) => nodes[i]),
     (node) => node.lease!(key),
@@ -221,7 +235,7 @@ export async function probeRound(
     const lease: AcquireReply = { acquired: false, pttl: reply.value };
     votes[i] = { node: nodes[i].name, reply: { kind: 'ok', value: lease }, votes: true };
   });
-  return classifyFailure(votes, quorum, false);
+  return { ...classifyFailure(votes, quorum, false), sentAt };
 }
 
 /**
@@ -338,7 +352,7 @@ export async function releaseRound(
   release: (node: RedisNode, announcement?: string) => Promise<unknown> = (node, announcement) =>
     node.release(keys, value, announcement),
 ): Promise<void> {
-  const announcement = ctx.notify ? newReleaseId() : undefined;
+  const announcement = ctx.notify ? (ctx.releaseId ?? newReleaseId)() : undefined;
   const send = (node: RedisNode) => release(node, announcement);
   const { suspicion, clock, nodeTimeout } = ctx;
   let targets = nodes;

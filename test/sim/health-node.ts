@@ -64,6 +64,31 @@ export class HealthNode extends SimNode {
   inspect(key: string): Promise<KeyState> {
     return this.answer(() => ({ value: this.valueAt(key) ?? null, pttl: this.pttlOf(key) }));
   }
+  /**
+   * PTTL, for a waiter's probe (rounds.ts probeRound): undefined (no probes) unless
+   * {@link readLeases} turned it on — specs that count acquire scripts keep their meaning.
+   */
+  lease?: (key: string) => Promise<number>;
+  /**
+   * Answers lease reads: read when the command is applied, after the delays `fault` gives any
+   * command (as it gives `ping`'s), or never when it loses the command.
+   */
+  readLeases(): this {
+    this.lease = (key) => {
+      const fault = this.fault?.('ping', [key], '') ?? {};
+      return new Promise<number>((resolve, reject) => {
+        if (fault.lose === true) return;
+        this.clock.setTimer(() => {
+          if (fault.error !== undefined) return reject(fault.error);
+          const pttl = this.pttlOf(key);
+          if (fault.dropReply !== true) {
+            this.clock.setTimer(() => resolve(pttl), fault.replyDelay ?? 0);
+          }
+        }, fault.applyDelay ?? 0);
+      });
+    };
+    return this;
+  }
   private answer<T>(read: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.hung) return;

@@ -57,18 +57,17 @@ export async function simulateMultiWaiters(
   seed: number,
   options: { trace?: boolean } = {},
 ): Promise<MultiWaitersResult> {
-  const rng = new SeededRandom(seed);
-  const realRandom = Math.random;
-  const jitterRng = new SeededRandom(seed ^ 0x68e31da4);
-  Math.random = () => jitterRng.next();
-  try {
-    return await run(seed, rng, options.trace === true);
-  } finally {
-    Math.random = realRandom;
-  }
+  // The core's draws (jitter, owner values, ids) from the seed's own stream, apart from the run's.
+  const core = new SeededRandom(seed ^ 0x68e31da4);
+  return run(seed, new SeededRandom(seed), () => core.next(), options.trace === true);
 }
 
-async function run(seed: number, rng: SeededRandom, tracing: boolean): Promise<MultiWaitersResult> {
+async function run(
+  seed: number,
+  rng: SeededRandom,
+  random: () => number,
+  tracing: boolean,
+): Promise<MultiWaitersResult> {
   const clock = new VirtualClock();
   const trace: string[] = [];
   const log = tracing
@@ -80,7 +79,8 @@ async function run(seed: number, rng: SeededRandom, tracing: boolean): Promise<M
     log?.(`VIOLATION ${kind}: ${detail}`);
   };
 
-  const nodes = [0, 1, 2].map((i) => new HealthNode(`s${i}`, clock));
+  // Leases are readable: a waiter that listens probes (reads) where it would otherwise write.
+  const nodes = [0, 1, 2].map((i) => new HealthNode(`s${i}`, clock).readLeases());
   const ttl = rng.pick([1_000, 3_000]);
   const nodeTimeout = rng.pick([10, 30, 50]);
   nodes.forEach((node) => {
@@ -99,6 +99,7 @@ async function run(seed: number, rng: SeededRandom, tracing: boolean): Promise<M
   const horizon = ttl * rng.int(3, 8);
   const settings = {
     clock,
+    random,
     logger: quiet,
     ttl,
     nodeTimeout,

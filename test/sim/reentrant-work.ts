@@ -54,20 +54,15 @@ export async function simulateReentrantWork(
   seed: number,
   options: { trace?: boolean } = {},
 ): Promise<ReentrantWorkResult> {
-  const rng = new SeededRandom(seed);
-  const realRandom = Math.random;
-  const jitterRng = new SeededRandom(seed ^ 0x2545f491);
-  Math.random = () => jitterRng.next();
-  try {
-    return await run(seed, rng, options.trace === true);
-  } finally {
-    Math.random = realRandom;
-  }
+  // The core's draws (jitter, owner values, ids) from the seed's own stream, apart from the run's.
+  const core = new SeededRandom(seed ^ 0x2545f491);
+  return run(seed, new SeededRandom(seed), () => core.next(), options.trace === true);
 }
 
 async function run(
   seed: number,
   rng: SeededRandom,
+  random: () => number,
   tracing: boolean,
 ): Promise<ReentrantWorkResult> {
   const clock = new VirtualClock();
@@ -99,6 +94,7 @@ async function run(
   const nestedRate = rng.pick([0.3, 0.6, 0.9]);
   const settings = {
     clock,
+    random,
     logger: quiet,
     ttl,
     nodeTimeout,

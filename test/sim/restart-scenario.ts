@@ -23,18 +23,17 @@ export interface ScenarioResult {
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 export async function restartScenario(seed: number, focus?: SimFocus): Promise<ScenarioResult> {
-  const rng = new SeededRandom(seed);
-  const realRandom = Math.random;
-  const jitter = new SeededRandom(seed ^ 0x2545f491);
-  Math.random = () => jitter.next();
-  try {
-    return await run(seed, focus, rng);
-  } finally {
-    Math.random = realRandom;
-  }
+  // The core's draws (jitter, owner values, ids) from the seed's own stream, apart from the run's.
+  const core = new SeededRandom(seed ^ 0x2545f491);
+  return run(seed, focus, new SeededRandom(seed), () => core.next());
 }
 
-async function run(seed: number, focus: SimFocus | undefined, rng: SeededRandom) {
+async function run(
+  seed: number,
+  focus: SimFocus | undefined,
+  rng: SeededRandom,
+  random: () => number,
+) {
   const clock = new VirtualClock();
   const is = (f: SimFocus) => focus === f || (focus === undefined && rng.chance(0.4));
   const count = rng.pick([3, 5]);
@@ -56,6 +55,7 @@ async function run(seed: number, focus: SimFocus | undefined, rng: SeededRandom)
   const ttl = rng.pick([100, 300, 1_000]);
   const settings: RedlockOptions = {
     clock,
+    random,
     logger: quiet,
     ttl,
     nodeTimeout: Math.max(2, Math.floor(ttl / 10)),

@@ -46,6 +46,11 @@ export interface SimResult {
   readonly trace: string[];
   /** Virtual ms the run lasted. */
   readonly virtualMs: number;
+  /**
+   * The owner value of every lock granted, in grant order: drawn from the seed's source (the
+   * lock managers' `random` option), so the same seed gives the same values.
+   */
+  readonly owners: string[];
 }
 
 /**
@@ -97,23 +102,18 @@ interface Belief {
  * one resource at the same virtual instant; at every grant that fencing tokens strictly increase
  * per resource in grant order; and that no operation outlives its bound (wait + a few node
  * timeouts + the pauses injected meanwhile) and nothing is left pending at the end.
- * Deterministic: the same seed replays the same run (Math.random, used by the retry jitter, is
- * seeded for the duration).
+ * Deterministic: the same seed replays the same run. Every draw of the core (retry jitter, owner
+ * values, release and group ids) comes from the seed's own source, passed in as the lock
+ * managers' `random` option — a stream apart from the faults', so that a draw more or less in
+ * the core does not move the fault schedule.
  */
 export async function simulate(
   seed: number,
   mode: SimMode = 'safe',
   options: SimOptions = {},
 ): Promise<SimResult> {
-  const rng = new SeededRandom(seed);
-  const realRandom = Math.random;
-  const jitterRng = new SeededRandom(seed ^ 0x5bd1e995);
-  Math.random = () => jitterRng.next();
-  try {
-    return await run(seed, mode, options, rng);
-  } finally {
-    Math.random = realRandom;
-  }
+  const core = new SeededRandom(seed ^ 0x5bd1e995);
+  return run(seed, mode, options, new SeededRandom(seed), () => core.next());
 }
 
 async function run(
@@ -121,6 +121,7 @@ async function run(
   mode: SimMode,
   options: SimOptions,
   rng: SeededRandom,
+  random: () => number,
 ): Promise<SimResult> {
   const clock = new VirtualClock();
   const trace: string[] = [];
@@ -200,6 +201,7 @@ async function run(
     quarantine: mode !== 'restart-without-quarantine',
     trustUnidentifiedNodes: refusesInfo.some(Boolean),
     notifications: false,
+    random,
   };
   const faultRate = rng.pick([0, 0.05, 0.15, 0.3, 0.5]);
   const pauseRate = rng.pick([0, 0.05, 0.2]);
@@ -250,7 +252,7 @@ async function run(
     clock.jump(ms);
   };
 
-  // Owner values come from the CSPRNG: a trace names them by order of first appearance.
+  // Owner values are long: a trace names them by order of first appearance.
   const aliases = new Map<string, string>();
   const ownerAlias = (value: string) => {
     let alias = aliases.get(value);
@@ -485,6 +487,7 @@ async function run(
   const lastToken = new Map<string, number>();
   let cycles = 0;
   let nextId = 0;
+  const owners: string[] = [];
 
   // The invariant, checked at every step: no resource held by two valid locks at once.
   const checkOverlaps = () => {
@@ -519,6 +522,7 @@ async function run(
   const hold = async (client: number, lock: Lock, manager: Redlock, nested: boolean) => {
     const id = nextId++;
     cycles++;
+    owners.push(lock.value);
     if (fenced(managerOfClient[client])) {
       const token = lock.fencingToken;
       if (token === undefined) violate('token', `lock #${id} of client ${client} has no token`);
@@ -623,15 +627,18 @@ async function run(
           violate('error', `client ${client}: unexpected ${String(error)}`);
         }
       }
-      // An acquisition may run one more attempt (a horizon record, round, fencing round,
-      // cleanup) after its wait; a lock manager's first call also waits, up to CONNECT_WAIT_MS
-      // (2 s), for its connections and a first decision on every node (redlock.ts).
+      // An acquisition may run one more attempt after its wait, each step bounded by a node
+      // timeout: the horizon record and, when still no quorum is covered, that record once more
+      // (acquisition.ts, issue 19), the round, the fencing round, the cleanup — five (seed 699,
+      // once the core's draws came from the seed: 30.4 ms with a 7 ms node timeout). A lock
+      // manager's first call also waits, up to CONNECT_WAIT_MS (2 s), for its connections and a
+      // first decision on every node (redlock.ts).
       const acquiredBy = (granted ?? clock.now()) - startedAt;
       const first = firstCall[client];
       firstCall[client] = false;
       const bound =
         (kind === 'try' ? 0 : wait) +
-        4 * nodeTimeout +
+        5 * nodeTimeout +
         (first ? 2_000 : 0) +
         1 +
         (paused - pausedAtStart);
@@ -672,5 +679,6 @@ async function run(
     faults,
     trace,
     virtualMs: clock.now(),
+    owners,
   };
 }

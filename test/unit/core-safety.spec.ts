@@ -6,6 +6,7 @@ import {
   type Lock,
   type RedlockOptions,
 } from '../../lib';
+import { SeededRandom } from '../sim/random';
 import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
@@ -61,42 +62,67 @@ describe('core safety and liveness (virtual time, simulated nodes)', () => {
 
   it('item 1: safety holds under random reordering, duplication, loss and delay of node commands', async () => {
     // Every ordering the port allows (node.ts): no lock is ever valid for two clients at once.
-    nodes = simNodes(5, clock);
-    let seed = 42;
-    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-    for (const node of nodes) {
-      node.fault = () => {
-        const r = random();
-        if (r < 0.1) return { afterNext: true };
-        if (r < 0.15) return { duplicateAfter: random() * 300 };
-        if (r < 0.2) return { dropReply: true };
-        if (r < 0.25) return { lose: true };
-        return { applyDelay: random() * 40, replyDelay: random() * 40 };
-      };
-    }
-    const clients = [0, 1, 2, 3].map(() =>
-      manager({ ttl: 400, nodeTimeout: 50, retryDelay: 10, retryJitter: 20, wait: 2_000 }, nodes),
-    );
-    const holding: Lock[] = [];
-    let overlaps = 0;
-    let cycles = 0;
-    const loop = async (redlock: Redlock) => {
-      for (let i = 0; i < 25; i++) {
-        const lock = await redlock.acquire('r').catch(() => undefined);
-        if (!lock) continue;
-        cycles++;
-        if (holding.some((other) => other.isValid())) overlaps++;
-        holding.push(lock);
-        await new Promise<void>((resolve) => clock.setTimer(resolve, random() * 150));
-        if (holding.some((other) => other !== lock && other.isValid() && lock.isValid()))
-          overlaps++;
-        holding.splice(holding.indexOf(lock), 1);
-        await lock.release();
+    // The run is a function of its seed (issue 23 item 7): the faults and the think times come
+    // from one seeded stream, the library's own draws (retry jitter, owner values) from another
+    // (the managers' `random`). Unseeded, the jitter made the count of cycles luck: 19 in a
+    // fresh-clone run where more than 20 were expected.
+    const run = async (seed: number) => {
+      clock = new VirtualClock();
+      nodes = simNodes(5, clock);
+      const faults = new SeededRandom(seed);
+      const draws = new SeededRandom(seed ^ 0x2545f491);
+      for (const node of nodes) {
+        node.fault = () => {
+          const r = faults.next();
+          if (r < 0.1) return { afterNext: true };
+          if (r < 0.15) return { duplicateAfter: faults.next() * 300 };
+          if (r < 0.2) return { dropReply: true };
+          if (r < 0.25) return { lose: true };
+          return { applyDelay: faults.next() * 40, replyDelay: faults.next() * 40 };
+        };
       }
+      const clients = [0, 1, 2, 3].map(() =>
+        manager(
+          {
+            ttl: 400,
+            nodeTimeout: 50,
+            retryDelay: 10,
+            retryJitter: 20,
+            wait: 2_000,
+            random: () => draws.next(),
+          },
+          nodes,
+        ),
+      );
+      const holding: Lock[] = [];
+      let overlaps = 0;
+      let cycles = 0;
+      const loop = async (redlock: Redlock) => {
+        for (let i = 0; i < 25; i++) {
+          const lock = await redlock.acquire('r').catch(() => undefined);
+          if (!lock) continue;
+          cycles++;
+          if (holding.some((other) => other.isValid())) overlaps++;
+          holding.push(lock);
+          await new Promise<void>((resolve) => clock.setTimer(resolve, faults.next() * 150));
+          if (holding.some((other) => other !== lock && other.isValid() && lock.isValid()))
+            overlaps++;
+          holding.splice(holding.indexOf(lock), 1);
+          await lock.release();
+        }
+      };
+      await clock.run(Promise.all(clients.map(loop)));
+      for (const redlock of managers.splice(0)) await clock.run(redlock.close());
+      return { cycles, overlaps, virtualMs: clock.now() };
     };
-    await clock.run(Promise.all(clients.map(loop)));
-    expect(cycles).toBeGreaterThan(20);
-    expect(overlaps).toBe(0);
+    const first = await run(42);
+    expect(first.overlaps).toBe(0);
+    // The liveness bound is the seed's, not luck's: seed 42 runs the same cycles every time (here
+    // twice, other runs before it in the process) — 34 of the 100 acquisitions when written, so a
+    // change to the core that starves them below a fifth fails here on every run, never now and
+    // then (a quarter of the commands are reordered, duplicated, lost or lose their reply).
+    expect(await run(42)).toEqual(first);
+    expect(first.cycles).toBeGreaterThan(20);
   });
 
   it('item 2: a node reporting the same run_id as another does not vote twice', async () => {

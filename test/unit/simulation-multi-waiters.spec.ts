@@ -31,6 +31,21 @@ describe('simulation: multi-resource waiters and release notifications (issue 16
     return;
   }
 
+  // Issue 23 item 7: a run is a function of its seed — the core's draws come from the seed's
+  // source, and no state of earlier runs in the process (a probe's starting node, id counters)
+  // reaches it.
+  it('a seed replays the same run, whatever ran before it in the process', async () => {
+    const first = await simulateMultiWaiters(5, { trace: true });
+    await simulateMultiWaiters(6);
+    const second = await simulateMultiWaiters(5, { trace: true });
+    expect(second.trace).toEqual(first.trace);
+    expect({ grants: second.grants, handOffs: second.handOffs }).toEqual({
+      grants: first.grants,
+      handOffs: first.handOffs,
+    });
+    expect(first.grants).toBeGreaterThan(5);
+  });
+
   it(`${seedCount} seeds: no waiter sleeps through a release it can use, never two holders`, async () => {
     const results: MultiWaitersResult[] = [];
     for (let seed = 1; seed <= seedCount; seed++) {
