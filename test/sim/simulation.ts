@@ -66,10 +66,24 @@ export interface SimResult {
  *   waiter of its own process), beside managers with fairness off on the same keys; one hot
  *   resource; the queue nemesis (queues dropped, dead groups put at their head, keys reserved
  *   for a dead group) and release messages dropped, duplicated, delayed and reordered.
+ * - `shared-fleet` (issue 23 finding 1): another fleet — its own lock managers, its own
+ *   resources and two nodes of its own — shares one node of the main fleet, with the default
+ *   key prefix; that node restarts like any other.
+ * - `other-ttl` (issue 23 finding 2): half the lock managers lock the same resources with a
+ *   shorter ttl (the fleet's maxTtl is shared).
+ * In `durable-mix`, a durable node may also restart without its files (issue 23 finding 3): its
+ * configuration still says durable.
  * Unset: each seed draws every configuration at random (fairness too, per manager).
  */
 export type SimFocus =
-  'durable-mix' | 'info-failure' | 'late-client' | 'extension' | 'clock-skew' | 'fair';
+  | 'durable-mix'
+  | 'info-failure'
+  | 'late-client'
+  | 'extension'
+  | 'clock-skew'
+  | 'fair'
+  | 'shared-fleet'
+  | 'other-ttl';
 
 /** Extra knobs, for replays and the revert experiment. */
 export interface SimOptions {
@@ -84,6 +98,8 @@ export interface SimOptions {
 }
 
 const RESOURCES = ['a', 'b', 'c'] as const;
+/** The other fleet's resources (shared-fleet): its own, under the same key prefix. */
+const OTHER_RESOURCES = ['x', 'y'] as const;
 /** Steps of one seed beyond which it counts as hung (a typical seed takes a few hundred). */
 const MAX_STEPS = 20_000;
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -158,6 +174,14 @@ async function run(
     mayLoseData[i] = true;
   }
   const generation = nodes.map(() => 0);
+  // Issue 23's configurations, drawn from a stream of their own so that every other draw of a
+  // seed stays what it was (the revert experiments name seeds).
+  const more = new SeededRandom(seed ^ 0x2f6b1c3d);
+  const isMore = (f: SimFocus) => focus === f || (focus === undefined && more.chance(0.3));
+  const sharedFleet = mode === 'safe' && isMore('shared-fleet');
+  const otherTtl = isMore('other-ttl');
+  // A durable node whose restart may lose its files (a container without its volume).
+  const volumeLoss = mixed && more.chance(0.6);
   // A young fleet (the first seconds of a deployment) or a day-old one.
   const youngFleet = is('late-client');
   nodes.forEach((node, i) => {
@@ -234,6 +258,7 @@ async function run(
     `ttl=${ttl} maxTtl=${maxTtl} nodeTimeout=${nodeTimeout} retryDelay=${settings.retryDelay} ` +
     `retryJitter=${settings.retryJitter} fencing=${settings.fencing} quarantine=${settings.quarantine} ` +
     `faultRate=${faultRate} pauseRate=${pauseRate} horizon=${horizon}` +
+    ` sharedFleet=${sharedFleet} otherTtl=${otherTtl} volumeLoss=${volumeLoss}` +
     (fair
       ? ` fair=[${fairManager.map(Number).join('')}] notifying=[${notifying.map(Number).join('')}] ` +
         `managerOfClient=[${managerOfClient.join('')}] handOffLease=${handOffLease ?? 'default'} ` +
@@ -321,12 +346,12 @@ async function run(
   });
 
   /** Kills node `i` and brings it back a moment later, as the seed says (its data lost unless durable). */
-  const restart = (i: number) => {
+  const restart = (i: number, lostVolume = false) => {
     const node = nodes[i];
-    const loseData = mode === 'restart-without-quarantine' || !durable[i];
+    const loseData = mode === 'restart-without-quarantine' || !durable[i] || lostVolume;
     const downMs = rng.between(0, 2 * nodeTimeout);
     if (down[i]) return;
-    count(loseData ? 'restartEmpty' : 'restartDurable');
+    count(lostVolume ? 'restartWithoutFiles' : loseData ? 'restartEmpty' : 'restartDurable');
     log?.(
       `${node.name} killed${loseData ? ', data lost' : ' (persistent)'}; back in ${downMs.toFixed(1)} ms`,
     );
@@ -368,13 +393,15 @@ async function run(
       .filter(
         (n) =>
           mayLoseData[n] &&
-          !durable[n] &&
+          (!durable[n] || volumeLoss) &&
           lock.resources.some((r) => nodes[n].valueAt(`redlock:${r}`) === lock.value),
       );
     if (holders.length === 0) return;
     aimedLeft--;
     count('aimedRestart');
-    clock.setTimer(() => restart(rng.pick(holders)), rng.between(0, ttl / 3));
+    const target = rng.pick(holders);
+    // A durable holder is aimed at only where volumes are lost: it restarts without its files.
+    clock.setTimer(() => restart(target, durable[target]), rng.between(0, ttl / 3));
   };
 
   // The nemesis: node pauses and restarts at seeded times.
@@ -401,9 +428,11 @@ async function run(
     // Restarts: without persistence a node loses its keys, so the safe mode needs the
     // quarantine (on there) and keeps a majority of nodes from ever losing data; the control
     // restarts any node empty.
-    const loseData = mode === 'restart-without-quarantine' || !durable[i];
+    // A durable node that may lose data sometimes loses its files (configuration unchanged).
+    const lostVolume = volumeLoss && durable[i] && mayLoseData[i] && more.chance(0.5);
+    const loseData = mode === 'restart-without-quarantine' || !durable[i] || lostVolume;
     if (mode === 'safe' && loseData && !mayLoseData[i]) continue;
-    clock.setTimer(() => restart(i), at);
+    clock.setTimer(() => restart(i, lostVolume), at);
   }
   // The queue nemesis (fair hand-off): whatever a node's queue says, or which group a message
   // names, the key is taken only through the scripts' compare, counted at quorum.
@@ -463,20 +492,44 @@ async function run(
   const startAt = Array.from({ length: clientCount }, (_, c) =>
     lateClients && c > 0 && rng.chance(0.6) ? rng.between(0, horizon * 0.8) : 0,
   );
+  // The other fleet (shared-fleet): one node of ours and two of its own; its clients lock only
+  // its resources, and start at any moment too.
+  const sharedIndex = sharedFleet ? more.int(0, nodeCount - 1) : -1;
+  const otherNodes = sharedFleet
+    ? [nodes[sharedIndex], ...[0, 1].map((k) => new PubSubSimNode(`o${k}`, clock))]
+    : [];
+  for (const node of otherNodes) node.membershipFaults = true;
+  const otherClients = sharedFleet ? more.int(1, 2) : 0;
+  for (let k = 0; k < otherClients; k++) {
+    startAt.push(more.chance(0.5) ? more.between(0, horizon * 0.8) : 0);
+  }
+  /** Client `c` is one of the other fleet's. */
+  const ofOtherFleet = (c: number) => c >= clientCount;
+  const otherManagers: Redlock[] = [];
+  const otherManagerOf = (c: number): Redlock =>
+    (otherManagers[c - clientCount] ??= new Redlock(otherNodes, {
+      ...settings,
+      fencing: settings.fencing,
+      notifications: false,
+    }));
+  // other-ttl: a shorter lease for odd lock managers (at least 4 node timeouts).
+  const shortTtl = Math.max(4 * nodeTimeout, Math.floor(ttl / 2));
   const managers: Redlock[] = [];
   const firstCall = startAt.map(() => true);
   /** A fair manager takes no fencing tokens (a fenced lock never waits in a queue). */
   const fenced = (m: number) => Boolean(settings.fencing) && !fairManager[m];
   const managerOf = (c: number): Redlock => {
     const m = managerOfClient[c];
+    const base: RedlockOptions =
+      otherTtl && m % 2 === 1 ? { ...settings, ttl: shortTtl } : settings;
     const own: RedlockOptions = fair
       ? {
-          ...settings,
+          ...base,
           fencing: fenced(m),
           notifications: notifying[m],
           ...(fairManager[m] ? { fairness: 'queue' as const, handOffLease } : {}),
         }
-      : settings;
+      : base;
     return (managers[m] ??=
       mode === 'quorum-of-one' && m === 0
         ? new Redlock([nodes[0]], { ...own, quarantine: false })
@@ -523,7 +576,7 @@ async function run(
     const id = nextId++;
     cycles++;
     owners.push(lock.value);
-    if (fenced(managerOfClient[client])) {
+    if (ofOtherFleet(client) ? Boolean(settings.fencing) : fenced(managerOfClient[client])) {
       const token = lock.fencingToken;
       if (token === undefined) violate('token', `lock #${id} of client ${client} has no token`);
       else {
@@ -585,11 +638,14 @@ async function run(
       await sleep(startAt[client]);
       log?.(`client ${client} starts (a new lock manager)`);
     }
-    const manager = managerOf(client);
+    const other = ofOtherFleet(client);
+    const manager = other ? otherManagerOf(client) : managerOf(client);
+    const draw = other ? more : rng;
     while (clock.now() < end) {
-      const kind = rng.pick(['acquire', 'try', 'using', 'using', 'multi'] as const);
-      const resources =
-        kind === 'multi'
+      const kind = draw.pick(['acquire', 'try', 'using', 'using', 'multi'] as const);
+      const resources = other
+        ? OTHER_RESOURCES.filter(() => more.chance(0.6)).concat(more.pick(OTHER_RESOURCES))
+        : kind === 'multi'
           ? RESOURCES.filter(() => rng.chance(0.6)).concat(rng.pick(RESOURCES))
           : [hot && rng.chance(0.8) ? 'a' : rng.pick(RESOURCES)];
       const wait = rng.pick([0, ttl / 2, 2 * ttl]);
@@ -658,7 +714,10 @@ async function run(
     violate('hang', `the clients did not finish: ${String(error)}`);
   }
   try {
-    await clock.run(Promise.all(managers.filter(Boolean).map((m) => m.close())), 60_000);
+    await clock.run(
+      Promise.all([...managers, ...otherManagers].filter(Boolean).map((m) => m.close())),
+      60_000,
+    );
   } catch (error) {
     violate('hang', `close() did not finish: ${String(error)}`);
   }
@@ -667,7 +726,7 @@ async function run(
   // every later promise a little: thousands of lock managers in one process (one per seed)
   // would make each seed slower than the last. close() leaves the scope enabled (reported in
   // /work/notes/bugs.md: harmless for one manager per process), so the simulation disables it.
-  for (const manager of managers.filter(Boolean)) {
+  for (const manager of [...managers, ...otherManagers].filter(Boolean)) {
     (manager as unknown as { scope: { disable(): void } }).scope.disable();
   }
   return {
