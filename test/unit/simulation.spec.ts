@@ -149,7 +149,7 @@ describe('deterministic simulation of the core (issue 9 item 3)', () => {
   it.each([
     [7, undefined],
     [3, 'fair'],
-    [16, 'durable-mix'],
+    [27, 'durable-mix'],
   ] as const)(
     'a run is a function of its seed (seed %d, focus %s): same trace, counts and owner values, whatever ran before',
     async (seed, focus) => {
