@@ -22,7 +22,8 @@ export const SPLIT_VOTE_RETRY_MS = 2_000;
  * nobody a quorum (a split vote) — all would skip, and the tick would run nowhere. So a refused
  * round is skipped only when the nodes show one other holder on a quorum of them (or cannot
  * tell); otherwise it is retried after a jittered delay, for at most
- * {@link SPLIT_VOTE_RETRY_MS}. A retry cannot run a tick twice while the winner holds its lock,
+ * {@link SPLIT_VOTE_RETRY_MS}. So is a round that failed as unavailable (nodes slow to answer on
+ * a busy machine, a node restarting): it is skipped as an outage only once the window is spent. A retry cannot run a tick twice while the winner holds its lock,
  * and `minHold` keeps a short job's lock past the others' retries and clock differences.
  *
  * With `onBusy: 'skip'` an outage (a quorum of nodes unavailable, a permission missing) skips the
@@ -78,11 +79,14 @@ async function acquireOrSkip(
       return await redlock.acquire([...resources], options);
     } catch (error) {
       if (signal?.aborted) throw error;
-      const split =
+      // A round nobody won (a split vote), or one whose nodes did not answer in time (a busy
+      // machine, a node restarting): retried within the window, since a skip loses the tick on
+      // every instance that sees the same.
+      const retryable =
         error instanceof LockNotAcquiredError &&
-        error.reason === 'held' &&
         performance.now() < deadline &&
-        !(await heldByAnotherOwner(redlock, resources));
+        (error.reason === 'unavailable' || !(await heldByAnotherOwner(redlock, resources)));
+      const split = retryable;
       if (!split) {
         if (skipsWhenBusy(metadata, error)) return undefined;
         // An outage skips a scheduled call too — logged as an outage (once, then counted), not
