@@ -50,7 +50,12 @@ module.exports = {
   // Two cores on CI: two workers, each test file owning its own Redis fleet.
   maxWorkers: 2,
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.spec.ts'] },
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/setup/unit-timeout.ts'],
+    },
     {
       ...base,
       displayName: 'integration',

@@ -31,7 +31,9 @@ describe('owner values stay secret (5 real nodes)', () => {
     const a = await redlock.acquire('r');
     keep(a);
     await redlock.acquire('r', { wait: 200 }).catch(record); // contention
-    await a.extend();
+    // On a loaded machine a 500 ms lease can fail to extend in time: its error is one more
+    // message that must not carry the owner value, so it is recorded, not thrown.
+    await a.extend().catch(record);
     await a.release();
     await redlock
       .using('lost', async (lock) => {
