@@ -129,14 +129,7 @@ export class Membership {
     private readonly logger: RedlockLogger,
     private readonly listener: MembershipListener,
   ) {
-    const prefix = options.keyPrefix;
-    // NUL cannot appear in a resource name (normalizeResources), so these are no lock's keys.
-    this.keys = {
-      horizon: `${prefix}\u0000redlock:horizons`,
-      born: `${prefix}\u0000redlock:born`,
-      floor: `${prefix}\u0000redlock:fence`,
-      fenced: `${prefix}\u0000redlock:fenced:${options.fleet}`,
-    };
+    this.keys = standingKeys(options.keyPrefix, options.fleet);
     this.members = nodes.map(() => new Member());
     this.quorum = quorumOf(nodes.length);
     this.rule = {
@@ -623,6 +616,26 @@ export function coveredUntil(sentAt: number, windowMs: number, driftFactor: numb
 /** How far ahead a horizon is recorded for a lease of `ttl` (ms), given the default ttl. */
 export function horizonWindow(ttl: number, defaultTtl: number): number {
   return Math.max(ttl, defaultTtl) * HORIZON_TTLS;
+}
+
+/**
+ * The keys restart detection keeps on a node for one fleet (`fleet`: {@link fleetId}). NUL cannot
+ * appear in a resource name (normalizeResources), so none of them is a lock's key.
+ *
+ * Horizons and the fence record are per fleet: another fleet sharing a node (same key prefix,
+ * another node list) files its horizons under its own nodes' `run_id`s, which are no node's of
+ * this fleet; read from one shared hash they looked like horizons of a restart, and a restarted
+ * node — or every node of a fresh fleet — waited up to `maxTtl` for leases it never held (found
+ * by the exhaustive restart search, docs/restart-search.md). The marker (`born`) and the fence
+ * counter's floor are the node's own, whoever wrote them.
+ */
+export function standingKeys(keyPrefix: string, fleet: string): StandingKeys {
+  return {
+    horizon: `${keyPrefix}\u0000redlock:horizons:${fleet}`,
+    born: `${keyPrefix}\u0000redlock:born`,
+    floor: `${keyPrefix}\u0000redlock:fence`,
+    fenced: `${keyPrefix}\u0000redlock:fenced:${fleet}`,
+  };
 }
 
 /**

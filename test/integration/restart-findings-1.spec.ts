@@ -89,4 +89,34 @@ describe('finding 1: two fleets share a node (5 real nodes, no persistence)', ()
     expect(warnings).toEqual([]);
     expect(Math.max(...starts)).toBeLessThanOrEqual(2_000);
   });
+  it("a fleet started fresh beside a working fleet on a shared node: X's horizons do not keep Y's young nodes out", async () => {
+    // Found by the exhaustive restart search (docs/restart-search.md, `other-fleet-wait`): with
+    // one horizon hash per key prefix, X's horizons on c, filed under a's and b's run_ids (no
+    // node of Y's), read to Y as horizons of a restart: Y's young nodes d and e waited for X's
+    // lease, up to Y's maxTtl, on a fleet where nothing restarted and nothing of Y's was held.
+    const { a, b, c, d, e, X, Y } = fleets();
+    // Every node just started empty: all young, none settled for either fleet.
+    for (const node of [a, b, c, d, e]) await node.restart();
+    const same = { ttl: 8_000, maxTtl: 8_000 };
+    const x = created.create(X, same).redlock;
+    const xLock = await x.acquire('x-job', { wait: 3_000 });
+    const { redlock: y, logger } = created.create(Y, same);
+    const start = performance.now();
+    const outcome = await y.acquire('y-job', { wait: 3_000 }).then(
+      async (lock) => {
+        await lock.release();
+        return 'acquired';
+      },
+      (error: unknown) => `refused: ${(error as Error).message}`,
+    );
+    const ms = performance.now() - start;
+    await xLock.release();
+    console.log(
+      `finding 1 (search): Y's first lock beside X's on a fresh fleet: ${outcome} after ${Math.round(ms)} ms`,
+    );
+    expect(outcome).toBe('acquired');
+    expect(logger.lines.filter((line) => line.startsWith('warn '))).toEqual([]);
+    // Generous for a busy machine; the defect waited X's whole lease (8 s) or failed at once.
+    expect(ms).toBeLessThanOrEqual(2_000);
+  });
 });

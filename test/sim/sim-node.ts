@@ -13,6 +13,7 @@ import {
   SortedSets,
   type ScriptStore,
 } from '../../lib/testing/queue-scripts';
+import { fleetId, standingKeys } from '../../lib/core/membership';
 
 /** Where a node keeps its standing (lib/core/node.ts StandingKeys, repeated structurally). */
 interface StandingKeys {
@@ -92,8 +93,19 @@ export interface SimNodeOptions {
   readonly queueMutant?: 'handOffWithoutCompare' | 'takeHeldAtHead' | 'swapKeepsLease';
 }
 
-/** The lease horizons key of the default key prefix (`redlock:`), as membership.ts names it. */
-export const HORIZON_KEY = 'redlock:\u0000redlock:horizons';
+/** The lease horizons key membership.ts uses for the fleet of these nodes (per fleet: fleetId()). */
+export function horizonKey(
+  fleet: readonly { readonly name: string }[],
+  keyPrefix = 'redlock:',
+): string {
+  return standingKeys(
+    keyPrefix,
+    fleetId(
+      keyPrefix,
+      fleet.map((node) => node.name),
+    ),
+  ).horizon;
+}
 
 interface Entry {
   value: string;
@@ -397,9 +409,10 @@ export class SimNode implements RedisNode {
 
   /**
    * Files a lease horizon `msAhead` of this server's clock under `runId` (as HORIZON_SCRIPT does
-   * for a lock manager that knows that run_id): for tests that set a scene directly.
+   * for a lock manager that knows that run_id) in `key` ({@link horizonKey}): for tests that set
+   * a scene directly.
    */
-  fileHorizon(runId: string, msAhead: number, key = HORIZON_KEY): void {
+  fileHorizon(runId: string, msAhead: number, key: string): void {
     const now = Math.floor(this.serverNow());
     let filed = this.meta.get(key);
     if (filed === undefined) this.meta.set(key, (filed = new Map()));

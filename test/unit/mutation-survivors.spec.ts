@@ -6,7 +6,7 @@ import {
 } from '../../lib';
 import { KeyTypeConflict } from '../../lib/core/node';
 import { classifyFailure } from '../../lib/core/rounds';
-import { simNodes, type SimNode } from '../sim/sim-node';
+import { horizonKey, simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
@@ -129,7 +129,7 @@ describe('mutants of the protocol files (virtual time, simulated nodes)', () => 
         i === young
           ? { runId: `s${i}#1`, uptimeSeconds: 1, durable: false, readAt: clock.now() }
           : { runId: `s${i}#0`, uptimeSeconds: 86_400, durable: false, readAt: 0 };
-      if (i !== young) node.fileHorizon(`s${young}#0`, 60_000);
+      if (i !== young) node.fileHorizon(`s${young}#0`, 60_000, horizonKey(nodes));
     });
   };
 

@@ -10,7 +10,7 @@ import { getEventListeners } from 'node:events';
 import { LockKeyConflictError } from '../../lib';
 import { KeyTypeConflict, type RedisNode } from '../../lib/core/node';
 import { HealthNode } from '../sim/health-node';
-import { simNodes, type SimNode } from '../sim/sim-node';
+import { horizonKey, simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
@@ -185,7 +185,7 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
       aged([86_400, 86_400, 2]);
       // Its peers report a lease horizon a minute ahead: a lease it may have lost.
       // (filed under its run_id before the restart: s2#0).
-      for (const node of nodes.slice(0, 2)) node.fileHorizon('s2#0', 60_000);
+      for (const node of nodes.slice(0, 2)) node.fileHorizon('s2#0', 60_000, horizonKey(nodes));
       rivalHolds('r', 60_000, [nodes[0]]);
       // s1 and s2 grant: two of three with s2 counted, one of two voters without it.
       const open = manager({ quarantine: false });
@@ -636,7 +636,7 @@ describe('Redlock (redlock.ts) in virtual time: what mutants of it change', () =
         };
       });
       // Its peers report a lease horizon a minute ahead: a lease h2 may have lost.
-      for (const node of fleet.slice(0, 2)) node.fileHorizon('h2#0', 60_000);
+      for (const node of fleet.slice(0, 2)) node.fileHorizon('h2#0', 60_000, horizonKey(fleet));
       fleet[1].answerError = new Error('LOADING');
       // h0 and h2 answer; h2 just restarted, so one voter of the two needed.
       const quarantined = await clock.run(redlock.health());
