@@ -189,6 +189,9 @@ export class FairQueue {
       throw error;
     }
     line.head = false;
+    // A queued attempt that won on a quorum queued the group where it met a holder: the group's
+    // release takes it out there (HAND_OFF_SCRIPT), or, if the line closes first, its leave.
+    if (!seat.plainFirst) line.queued = true;
     line.holder = lock;
     this.byLock.set(lock, line);
     return lock;
@@ -254,6 +257,9 @@ export class FairQueue {
       await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
         handOff(node, line, lock.value, { group: line.group, leaseMs, announce }),
       );
+      // The hand-off took the group out of every node's queue it reached (also where the key
+      // was not its own): nothing left to leave unless a head queues it again.
+      if (!line.head) line.queued = false;
       if (!line.head && line.holder === undefined) this.next(line, false);
       return;
     }
@@ -414,6 +420,8 @@ export class FairQueue {
         line.trying = [];
       },
       attempted: (blocked) => {
+        // Its next attempt is queued (and this one, if queued, queued the group where held).
+        line.queued = true;
         line.blocked = blocked;
         const heard = line.trying ?? [];
         line.trying = undefined;

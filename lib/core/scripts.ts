@@ -327,8 +327,12 @@ return {0, pttl}
  * waited (ms), ARGV[6]: how long a reservation lasts (ms), ARGV[7]: the release's announcement
  * id ('' for none).
  *
- * Only while the key holds the holder's value (else 0, nothing written). Then, in the order in
- * which the waiters started waiting, on this server's clock:
+ * The holder's group leaves the queue wherever it stands in it, also on a node where the key
+ * does not hold the holder's value (then 0, nothing else written): a queued attempt that won on
+ * a quorum queued its group on the nodes where it met a holder, and an entry left there named a
+ * group nobody waited in any more — its reservation idled the lock a whole lease (issue 24 item
+ * 2b: 300-700 ms stalls under open-loop arrivals). Then, only while the key holds the holder's
+ * value, in the order in which the waiters started waiting, on this server's clock:
  * - the holder's next local waiter, when it waited longer than every queued group: the key is
  *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
  *   returns 2;
@@ -340,10 +344,12 @@ return {0, pttl}
 export const HAND_OFF_SCRIPT = script(
   'hand-off',
   `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if head[1] == ARGV[2] then
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   redis.call('ZREM', KEYS[2], ARGV[2])
+  return 0
+end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if head[1] and redis.call('ZREM', KEYS[2], ARGV[2]) == 1 and head[1] == ARGV[2] then
   head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 end
 if ARGV[3] ~= '' then

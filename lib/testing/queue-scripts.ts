@@ -151,11 +151,13 @@ export function handOff(
   value: string,
   request: HandOffRequest,
 ): HandOffReply {
-  if (store.get(key) !== value) return 'notOurs';
   const { queues } = store;
-  let head = queues.head(queueKey);
-  if (head?.[0] === request.group) {
+  if (store.get(key) !== value) {
     queues.remove(queueKey, request.group);
+    return 'notOurs';
+  }
+  let head = queues.head(queueKey);
+  if (head !== undefined && queues.remove(queueKey, request.group) === 1) {
     head = queues.head(queueKey);
   }
   const { next } = request;

@@ -172,12 +172,32 @@ export function queueContract(harness: () => QueueHarness): void {
     expect(reply).toBe('notOurs');
     expect(await h.get(key)).toBe('someone-else');
     expect(await h.queue(queueKey)).toEqual([['q', 1]]);
+    // …but the holder's group leaves the queue (issue 24 item 2b: an entry left by a queued
+    // attempt that won elsewhere named a group nobody waited in, and a release reserved for it).
+    await h.zadd(queueKey, 0, 'g');
+    expect(
+      await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100, announce: 'a' }),
+    ).toBe('notOurs');
+    expect(await h.queue(queueKey)).toEqual([['q', 1]]);
     const absent = names();
     expect(
       await h.node.handOff(absent.key, absent.queueKey, 'me', { group: 'g', leaseMs: 100 }),
     ).toBe('notOurs');
     expect(await h.get(absent.key)).toBeNull();
     await expectMessages(key, []);
+  });
+
+  it('hand-off takes the holder group out of the queue wherever it stands in it', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    await h.zadd(queueKey, 1, 'q');
+    await h.zadd(queueKey, 2, 'g');
+    expect(
+      await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100, announce: 'a' }),
+    ).toBe('reserved');
+    expect(await h.get(key)).toBe('\0rq');
+    expect(await h.queue(queueKey)).toEqual([]);
   });
 
   it('hand-off with nobody queued and no local waiter deletes the key and announces a plain release', async () => {
