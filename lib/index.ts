@@ -87,4 +87,5 @@ export type {
   QueueTicket,
   HandOffRequest,
   HandOffReply,
+  LeaveRequest,
 } from './core';

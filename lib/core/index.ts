@@ -29,6 +29,7 @@ export {
   type NodeHealth,
   type QueueTicket,
   type HandOffRequest,
+  type LeaveRequest,
   type HandOffReply,
 } from './node';
 export { IoredisNode, type RedisNodeSpec } from './ioredis-node';

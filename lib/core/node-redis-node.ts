@@ -25,6 +25,7 @@ import {
   type StandingKeys,
   type QueueTicket,
   type HandOffRequest,
+  type LeaveRequest,
   type HandOffReply,
 } from './node';
 import {
@@ -37,6 +38,7 @@ import {
   standingReply,
   queuedArgs,
   handOffArgs,
+  leaveArgs,
   handOffReply,
 } from './script-replies';
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
@@ -249,8 +251,9 @@ export class NodeRedisNode implements RedisNode {
     );
   }
 
-  async leaveQueue(queueKey: string, group: string): Promise<void> {
-    await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
+  async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
+    if (pass === undefined) await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
+    else await this.run(LEAVE_QUEUE_SCRIPT, [queueKey, pass.key], group, ...leaveArgs(pass));
   }
 
   async release(keys: readonly string[], value: string, announce = ''): Promise<number> {

@@ -98,7 +98,7 @@ export interface RedisNode {
   ): Promise<HandOffReply>;
 
   /** Fair hand-off: removes `group` from `queueKey` (its last waiter gave up). */
-  leaveQueue?(queueKey: string, group: string): Promise<void>;
+  leaveQueue?(queueKey: string, group: string, pass?: LeaveRequest): Promise<void>;
 
   /**
    * Calls `onMessage` with the release's id whenever a release is announced on `channel` (its
@@ -262,6 +262,20 @@ export interface HandOffRequest {
   /** How long a reservation for a queued group lasts (ms). */
   readonly leaseMs: number;
   /** The release's announcement id, when waiters listen. */
+  readonly announce?: string;
+}
+
+/**
+ * What a group leaving the queue passes on ({@link RedisNode.leaveQueue}, issue 24 item 2): a key
+ * reserved for it goes to the queue's next group at once (reserved and announced), or is freed
+ * and announced when nobody is queued, instead of idling a whole reservation.
+ */
+export interface LeaveRequest {
+  /** The lock key. */
+  readonly key: string;
+  /** How long a reservation for the next group lasts (ms). */
+  readonly leaseMs: number;
+  /** The announcement id, when waiters listen. */
   readonly announce?: string;
 }
 

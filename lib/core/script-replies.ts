@@ -2,6 +2,7 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
   NodeStanding,
   QueueTicket,
   StandingKeys,
@@ -92,6 +93,11 @@ export function handOffArgs(request: HandOffRequest): (string | number)[] {
     Math.ceil(request.leaseMs),
     request.announce ?? '',
   ];
+}
+
+/** ARGV of LEAVE_QUEUE_SCRIPT passing a reservation on (after the group). */
+export function leaveArgs(pass: LeaveRequest): (string | number)[] {
+  return [Math.ceil(pass.leaseMs), pass.announce ?? ''];
 }
 
 /** HAND_OFF_SCRIPT's reply: 2 swapped, 1 reserved for a queued group, 3 released, 0 not ours. */

@@ -378,13 +378,31 @@ return 3
 );
 
 /**
- * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue. ARGV[1]: the group. A script, not a
- * bare ZREM, so that it goes through the same path (prefix, NOSCRIPT fallback) as the others.
+ * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue, KEYS[2] (optional): the lock key.
+ * ARGV[1]: the group, ARGV[2]: how long a reservation lasts (ms), ARGV[3]: the announcement id
+ * ('' for none).
+ *
+ * Removes the group; with the lock key, a key still reserved for the group (its turn came as its
+ * last waiter gave up) is passed on at once, as the hand-off would have (issue 24 item 2): to the
+ * queue's next group (reserved, announced `id|n|group`: returns 2), or, nobody queued, freed and
+ * announced as a plain release (returns 3). A reservation is no owner value: nobody holds the
+ * key, so passing it on or freeing it can meet no holder. Returns 1 otherwise.
  */
 export const LEAVE_QUEUE_SCRIPT = script(
   'leave-queue',
   `
-return redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if KEYS[2] == nil or redis.call('GET', KEYS[2]) ~= '\\0r' .. ARGV[1] then return 1 end
+local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+if head[1] then
+  redis.call('ZREM', KEYS[1], head[1])
+  redis.call('SET', KEYS[2], '\\0r' .. head[1], 'PX', ARGV[2])
+  if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3] .. '|n|' .. head[1]) end
+  return 2
+end
+redis.call('DEL', KEYS[2])
+if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3]) end
+return 3
 `,
 );
 

@@ -2,6 +2,7 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
   KeyState,
   NodeStanding,
   QueueTicket,
@@ -147,8 +148,8 @@ export class InMemoryRedisNode implements RedisNode {
     return handOff(this.scripts, key, queueKey, value, request);
   }
 
-  async leaveQueue(queueKey: string, group: string): Promise<void> {
-    leaveQueue(this.scripts, queueKey, group);
+  async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
+    leaveQueue(this.scripts, queueKey, group, pass);
   }
 
   async whenReady(): Promise<void> {}

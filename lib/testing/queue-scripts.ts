@@ -1,4 +1,10 @@
-import type { AcquireReply, HandOffReply, HandOffRequest, QueueTicket } from 'nestjs-redlock';
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  LeaveRequest,
+  QueueTicket,
+} from 'nestjs-redlock';
 
 /**
  * The fair hand-off's three scripts (lib/core/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
@@ -186,6 +192,23 @@ export function handOff(
 }
 
 /** LEAVE_QUEUE_SCRIPT. */
-export function leaveQueue(store: ScriptStore, queueKey: string, group: string): void {
-  store.queues.remove(queueKey, group);
+export function leaveQueue(
+  store: ScriptStore,
+  queueKey: string,
+  group: string,
+  pass?: LeaveRequest,
+): void {
+  const { queues } = store;
+  queues.remove(queueKey, group);
+  if (pass === undefined || store.get(pass.key) !== RESERVED + group) return;
+  const announce = pass.announce ?? '';
+  const head = queues.head(queueKey);
+  if (head !== undefined) {
+    queues.remove(queueKey, head[0]);
+    store.set(pass.key, RESERVED + head[0], Math.ceil(pass.leaseMs));
+    if (announce !== '') store.publish(pass.key, `${announce}|n|${head[0]}`);
+    return;
+  }
+  store.del(pass.key);
+  if (announce !== '') store.publish(pass.key, announce);
 }

@@ -2,6 +2,7 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
   QueueTicket,
   RedisNode,
   ServerInfo,
@@ -381,9 +382,9 @@ export class SimNode implements RedisNode {
   }
 
   /** LEAVE_QUEUE_SCRIPT (fair hand-off). */
-  leaveQueue(queueKey: string, group: string): Promise<void> {
+  leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
     return this.command('leaveQueue', [queueKey], group, () =>
-      leaveQueue(this.scripts, queueKey, group),
+      leaveQueue(this.scripts, queueKey, group, pass),
     );
   }
 

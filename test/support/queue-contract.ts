@@ -306,4 +306,32 @@ export function queueContract(harness: () => QueueHarness): void {
     await h.node.leaveQueue(queueKey, 'nobody');
     expect(await h.queue(queueKey)).toEqual([['b', 2]]);
   });
+
+  it('leaving with the key reserved for the group passes it on: to the next group, else freed (issue 24)', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, '\0rg', 3_000);
+    await h.zadd(queueKey, 1, 'g');
+    await h.zadd(queueKey, 2, 'next');
+    await h.node.leaveQueue(queueKey, 'g', { key, leaseMs: 700, announce: 'l1' });
+    expect(await h.get(key)).toBe('\0rnext');
+    if (h.leases) expect(await h.pttl(key)).toBeLessThanOrEqual(700);
+    expect(await h.queue(queueKey)).toEqual([]);
+    await expectMessages(key, ['l1|n|next']);
+    // Nobody queued: freed and announced as a plain release.
+    await h.node.leaveQueue(queueKey, 'next', { key, leaseMs: 700, announce: 'l2' });
+    expect(await h.get(key)).toBeNull();
+    await expectMessages(key, ['l1|n|next', 'l2']);
+    // A key held by an owner, or reserved for another group, is not touched.
+    const other = names();
+    await h.put(other.key, 'owner', 3_000);
+    await h.zadd(other.queueKey, 1, 'g');
+    await h.node.leaveQueue(other.queueKey, 'g', { key: other.key, leaseMs: 700, announce: 'l3' });
+    expect(await h.get(other.key)).toBe('owner');
+    expect(await h.queue(other.queueKey)).toEqual([]);
+    await h.put(other.key, '\0rsomeone', 3_000);
+    await h.node.leaveQueue(other.queueKey, 'g', { key: other.key, leaseMs: 700 });
+    expect(await h.get(other.key)).toBe('\0rsomeone');
+    await expectMessages(other.key, []);
+  });
 }
