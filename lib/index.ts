@@ -88,4 +88,5 @@ export type {
   HandOffRequest,
   HandOffReply,
   LeaveRequest,
+  PlainWait,
 } from './core';

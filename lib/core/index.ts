@@ -30,6 +30,7 @@ export {
   type QueueTicket,
   type HandOffRequest,
   type LeaveRequest,
+  type PlainWait,
   type HandOffReply,
 } from './node';
 export { IoredisNode, type RedisNodeSpec } from './ioredis-node';

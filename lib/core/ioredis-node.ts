@@ -14,6 +14,7 @@ import {
   type QueueTicket,
   type HandOffRequest,
   type LeaveRequest,
+  type PlainWait,
   type HandOffReply,
 } from './node';
 import {
@@ -22,6 +23,7 @@ import {
   HORIZON_SCRIPT,
   STANDING_SCRIPT,
   ACQUIRE_SCRIPT,
+  PLAIN_WAIT_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LOCK_SCRIPTS,
@@ -43,6 +45,7 @@ import {
   queuedArgs,
   handOffArgs,
   leaveArgs,
+  plainWaitArgs,
   handOffReply,
 } from './script-replies';
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
@@ -181,15 +184,24 @@ export class IoredisNode implements RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply> {
     if (fenceKeys === undefined && keys.length === 1 && this.setNxGet) {
-      const reply = await this.setIfAbsent(keys[0], value, ttl);
+      const reply = await this.setIfAbsent(keys[0], value, ttl, wait);
       if (reply !== undefined) return reply;
     }
+    const waiting = plainWaitArgs(wait);
     if (fenceKeys === undefined)
-      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
+      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl, ...waiting));
     return fencedAcquireReply(
-      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl, keys.length),
+      await this.run(
+        ACQUIRE_FENCED_SCRIPT,
+        [...keys, ...fenceKeys],
+        value,
+        ttl,
+        keys.length,
+        ...waiting,
+      ),
     );
   }
 
@@ -204,6 +216,7 @@ export class IoredisNode implements RedisNode {
     key: string,
     value: string,
     ttl: number,
+    wait?: PlainWait,
   ): Promise<AcquireReply | undefined> {
     let previous: unknown;
     this.batch();
@@ -217,6 +230,13 @@ export class IoredisNode implements RedisNode {
       throw this.translate(error);
     }
     if (previous === null) return ACQUIRED;
+    // A waiter outside the queues: takes a key reserved for it, or marks the key as waited for
+    // (issue 24 item 1), in place of the PTTL.
+    if (wait !== undefined) {
+      return acquireReply(
+        await this.run(PLAIN_WAIT_SCRIPT, [key], value, ttl, ...plainWaitArgs(wait)),
+      );
+    }
     const pttl = await this.client.pttl(key).catch((error: unknown) => {
       throw this.translate(error);
     });

@@ -26,6 +26,7 @@ import {
   type QueueTicket,
   type HandOffRequest,
   type LeaveRequest,
+  type PlainWait,
   type HandOffReply,
 } from './node';
 import {
@@ -39,6 +40,7 @@ import {
   queuedArgs,
   handOffArgs,
   leaveArgs,
+  plainWaitArgs,
   handOffReply,
 } from './script-replies';
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
@@ -159,11 +161,20 @@ export class NodeRedisNode implements RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply> {
+    const waiting = plainWaitArgs(wait);
     if (fenceKeys === undefined)
-      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
+      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl, ...waiting));
     return fencedAcquireReply(
-      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl, keys.length),
+      await this.run(
+        ACQUIRE_FENCED_SCRIPT,
+        [...keys, ...fenceKeys],
+        value,
+        ttl,
+        keys.length,
+        ...waiting,
+      ),
     );
   }
 

@@ -38,6 +38,7 @@ export interface RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply>;
 
   /**
@@ -238,6 +239,19 @@ export interface NodeStanding {
 
 /** A health transition of a node. */
 export type NodeHealth = 'down' | 'up' | 'slow';
+
+/**
+ * A waiting acquisition outside the fair queues ({@link RedisNode.acquire}, issue 24 item 1): a
+ * key reserved for such waiters is taken, and a key met held is marked as waited for since
+ * `ageMs` ago, so that a fair hand-off gives them a turn. A node that ignores it still locks;
+ * its waiters then wait for the key to be free, as before.
+ */
+export interface PlainWait {
+  /** How long the acquisition has waited (ms). */
+  readonly ageMs: number;
+  /** How long the mark outlives the blocking lease (ms). */
+  readonly keepMs: number;
+}
 
 /** A waiting group's ticket for {@link RedisNode.acquireQueued}. */
 export interface QueueTicket {

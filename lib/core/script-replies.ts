@@ -3,6 +3,7 @@ import type {
   HandOffReply,
   HandOffRequest,
   LeaveRequest,
+  PlainWait,
   NodeStanding,
   QueueTicket,
   StandingKeys,
@@ -93,6 +94,11 @@ export function handOffArgs(request: HandOffRequest): (string | number)[] {
     Math.ceil(request.leaseMs),
     request.announce ?? '',
   ];
+}
+
+/** The ARGV a waiting acquisition outside the queues adds to the acquire scripts. */
+export function plainWaitArgs(wait: PlainWait | undefined): (string | number)[] {
+  return wait === undefined ? [] : [Math.max(0, Math.floor(wait.ageMs)), Math.ceil(wait.keepMs)];
 }
 
 /** ARGV of LEAVE_QUEUE_SCRIPT passing a reservation on (after the group). */
