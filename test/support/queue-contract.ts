@@ -334,4 +334,40 @@ export function queueContract(harness: () => QueueHarness): void {
     expect(await h.get(other.key)).toBe('\0rsomeone');
     await expectMessages(other.key, []);
   });
+
+  it('hand-off reserves the key for waiters outside the queues when they waited longest (\\0r\\0p, issue 24)', async () => {
+    const h = harness();
+    const now = await h.serverNow();
+    // Marked by a plain waiter that started 5 s ago; a group queued 1 s ago.
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    await h.put(`${key}\0p`, String(now - 5_000), 3_000);
+    await h.zadd(queueKey, now - 1_000, 'q');
+    expect(
+      await h.node.handOff(key, queueKey, 'me', {
+        group: 'g',
+        next: { value: 'n', ttl: 5_000, ageMs: 2_000 },
+        leaseMs: 700,
+        announce: 'p1',
+      }),
+    ).toBe('reserved');
+    expect(await h.get(key)).toBe('\0r\0p');
+    expect(await h.get(`${key}\0p`)).toBeNull();
+    // The queued group keeps its place; the holder's group is queued by its next waiter's start
+    // (2 s ago: before the group queued 1 s ago).
+    expect((await h.queue(queueKey)).map(([m]) => m)).toEqual(['g', 'q']);
+    await expectMessages(key, ['p1|n|\0p']);
+    // A mark younger than the local next waiter: the swap goes ahead.
+    const young = names();
+    await h.put(young.key, 'me', 3_000);
+    await h.put(`${young.key}\0p`, String(now + 60_000), 3_000);
+    expect(
+      await h.node.handOff(young.key, young.queueKey, 'me', {
+        group: 'g',
+        next: { value: 'n', ttl: 5_000, ageMs: 2_000 },
+        leaseMs: 700,
+      }),
+    ).toBe('swapped');
+    expect(await h.get(young.key)).toBe('n');
+  });
 }

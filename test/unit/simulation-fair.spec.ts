@@ -23,9 +23,9 @@ describe('simulation with fair hand-off (issue 18)', () => {
   // when written). Taking a reservation named for another group is only unfair, not unsafe: not
   // a mutant here.
   it.each([
-    ['handOffWithoutCompare', 14],
+    ['handOffWithoutCompare', 33],
     ['takeHeldAtHead', 1],
-    ['swapKeepsLease', 201],
+    ['swapKeepsLease', 292],
   ] as const)(
     'finds the mutant %s (first at seed %d)',
     async (queueMutant, firstSeed) => {
