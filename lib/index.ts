@@ -87,4 +87,6 @@ export type {
   QueueTicket,
   HandOffRequest,
   HandOffReply,
+  LeaveRequest,
+  PlainWait,
 } from './core';

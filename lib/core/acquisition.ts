@@ -4,7 +4,7 @@ import { LockKeyConflictError, LockNotAcquiredError, SHUTTING_DOWN } from './err
 import type { RedlockEvents } from './events';
 import { AttemptGate } from './attempt-gate';
 import type { RedlockLock } from './lock';
-import type { AcquireReply, QueueTicket, RedisNode } from './node';
+import type { AcquireReply, PlainWait, QueueTicket, RedisNode } from './node';
 import {
   newReleaseId,
   type BlockedNodes,
@@ -316,10 +316,14 @@ export class AcquisitionLoop {
         listening = waiting.listening();
         // A key not seen contended lately is tried with the plain acquire first: an uncontended
         // lock costs what it costs without fairness, and only a "held" joins the queue.
+        // Outside the queues, a waiting attempt takes a key reserved for such waiters and marks
+        // a key it meets held (issue 24 item 1): a fair hand-off then gives it a turn.
         const send =
-          seat === undefined || (seat.plainFirst && attempts === 1)
-            ? undefined
-            : queuedSend(seat, value, settings.ttl, startedAt, attempts, this.parts);
+          seat === undefined
+            ? plainSend(keys, value, settings, fenceKeys, startedAt, giveUpAt, clock)
+            : seat.plainFirst && attempts === 1
+              ? undefined
+              : queuedSend(seat, value, settings.ttl, startedAt, attempts, this.parts);
         const probed: AttemptFailure | undefined =
           seat === undefined &&
           listening &&
@@ -449,6 +453,29 @@ export class AcquisitionLoop {
       this.sleepers.delete(alarm);
     }
   }
+}
+
+/**
+ * The per-node request of a waiting attempt outside the fair queues (issue 24 item 1): the
+ * acquire with how long it has waited, so that a node marks a key it meets held (a fair
+ * hand-off then gives it a turn) and lets it take a key reserved for it. A single attempt
+ * (`wait: 0`) has no turn to wait for: the plain acquire, which takes a free key only.
+ */
+function plainSend(
+  keys: readonly string[],
+  value: string,
+  settings: CallSettings,
+  fenceKeys: readonly string[] | undefined,
+  startedAt: number,
+  giveUpAt: number,
+  clock: Clock,
+): ((node: RedisNode) => Promise<AcquireReply>) | undefined {
+  if (giveUpAt <= startedAt) return undefined;
+  const wait: PlainWait = {
+    ageMs: clock.now() - startedAt,
+    keepMs: settings.retryDelay + settings.retryJitter + 1_000,
+  };
+  return (node) => node.acquire(keys, value, settings.ttl, fenceKeys, wait);
 }
 
 /**

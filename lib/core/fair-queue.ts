@@ -56,6 +56,11 @@ export interface FairQueueParts {
 /** A waiter of this process on a line, behind its holder or its head. */
 interface LocalWaiter {
   readonly call: AcquisitionCall;
+  /**
+   * Its wait ended (gave up, aborted) while a hand-off to it was out, off the line: whatever
+   * that hand-off brings, it does not keep (issue 24 item 2).
+   */
+  left?: { error: unknown };
   /** Settles its wait: a lock handed to it, its turn as the head (after a sleep when `behind`), or an error. */
   settle(outcome: { lock: RedlockLock } | { behind: boolean } | { error: unknown }): void;
 }
@@ -189,6 +194,9 @@ export class FairQueue {
       throw error;
     }
     line.head = false;
+    // A queued attempt that won on a quorum queued the group where it met a holder: the group's
+    // release takes it out there (HAND_OFF_SCRIPT), or, if the line closes first, its leave.
+    if (!seat.plainFirst) line.queued = true;
     line.holder = lock;
     this.byLock.set(lock, line);
     return lock;
@@ -254,6 +262,9 @@ export class FairQueue {
       await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
         handOff(node, line, lock.value, { group: line.group, leaseMs, announce }),
       );
+      // The hand-off took the group out of every node's queue it reached (also where the key
+      // was not its own): nothing left to leave unless a head queues it again.
+      if (!line.head) line.queued = false;
       if (!line.head && line.holder === undefined) this.next(line, false);
       return;
     }
@@ -312,8 +323,22 @@ export class FairQueue {
       const handed = this.parts.hold(call, value, result);
       line.holder = handed;
       this.byLock.set(handed, line);
+      const left = next.left ?? (call.signal?.aborted ? { error: call.signal.reason } : undefined);
+      if (left !== undefined) {
+        // Its wait ended while the hand-off was out: it never sees the lock, which goes on to
+        // the next waiter at once (the release hands it on like any other).
+        next.settle(left);
+        void handed.release().catch(() => undefined);
+        return;
+      }
       this.parts.acquired(call, handed);
       next.settle({ lock: handed });
+      return;
+    }
+    if (next.left !== undefined) {
+      next.settle(next.left);
+      line.queued = true;
+      this.next(line, reservedAtQuorum);
       return;
     }
     // Not handed (another group waited longer, or no quorum swapped): the next waiter attempts,
@@ -347,12 +372,13 @@ export class FairQueue {
     line.handle = undefined;
     // Gave up while queued: leave the nodes' queues, so that no release reserves the key for a
     // group nobody waits in (that would cost the next waiter a reservation's lease).
+    // A key still reserved for the group (its turn came as it left) is passed on at once.
     if (line.queued) {
-      const { round } = this.parts;
-      void releaseRound(round, round.nodes, [line.key], '', undefined, (node) =>
+      const { round, leaseMs } = this.parts;
+      void releaseRound(round, round.nodes, [line.key], '', undefined, (node, announce) =>
         node.leaveQueue === undefined
           ? Promise.resolve()
-          : node.leaveQueue(line.queueKey, line.group),
+          : node.leaveQueue(line.queueKey, line.group, { key: line.key, leaseMs, announce }),
       );
     }
   }
@@ -376,7 +402,11 @@ export class FairQueue {
       };
       const leave = (outcome: { error: unknown }) => {
         const index = line.waiters.indexOf(waiter);
-        if (index < 0) return;
+        // Off the line: a hand-off to it is out, and its end settles it (see `handed`).
+        if (index < 0) {
+          waiter.left ??= outcome;
+          return;
+        }
         line.waiters.splice(index, 1);
         waiter.settle(outcome);
       };
@@ -414,6 +444,8 @@ export class FairQueue {
         line.trying = [];
       },
       attempted: (blocked) => {
+        // Its next attempt is queued (and this one, if queued, queued the group where held).
+        line.queued = true;
         line.blocked = blocked;
         const heard = line.trying ?? [];
         line.trying = undefined;

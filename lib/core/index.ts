@@ -29,6 +29,8 @@ export {
   type NodeHealth,
   type QueueTicket,
   type HandOffRequest,
+  type LeaveRequest,
+  type PlainWait,
   type HandOffReply,
 } from './node';
 export { IoredisNode, type RedisNodeSpec } from './ioredis-node';

@@ -13,6 +13,8 @@ import {
   type StandingKeys,
   type QueueTicket,
   type HandOffRequest,
+  type LeaveRequest,
+  type PlainWait,
   type HandOffReply,
 } from './node';
 import {
@@ -21,6 +23,7 @@ import {
   HORIZON_SCRIPT,
   STANDING_SCRIPT,
   ACQUIRE_SCRIPT,
+  PLAIN_WAIT_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
   LOCK_SCRIPTS,
@@ -41,6 +44,8 @@ import {
   standingReply,
   queuedArgs,
   handOffArgs,
+  leaveArgs,
+  plainWaitArgs,
   handOffReply,
 } from './script-replies';
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
@@ -179,15 +184,24 @@ export class IoredisNode implements RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply> {
     if (fenceKeys === undefined && keys.length === 1 && this.setNxGet) {
-      const reply = await this.setIfAbsent(keys[0], value, ttl);
+      const reply = await this.setIfAbsent(keys[0], value, ttl, wait);
       if (reply !== undefined) return reply;
     }
+    const waiting = plainWaitArgs(wait);
     if (fenceKeys === undefined)
-      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
+      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl, ...waiting));
     return fencedAcquireReply(
-      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl, keys.length),
+      await this.run(
+        ACQUIRE_FENCED_SCRIPT,
+        [...keys, ...fenceKeys],
+        value,
+        ttl,
+        keys.length,
+        ...waiting,
+      ),
     );
   }
 
@@ -202,6 +216,7 @@ export class IoredisNode implements RedisNode {
     key: string,
     value: string,
     ttl: number,
+    wait?: PlainWait,
   ): Promise<AcquireReply | undefined> {
     let previous: unknown;
     this.batch();
@@ -215,6 +230,13 @@ export class IoredisNode implements RedisNode {
       throw this.translate(error);
     }
     if (previous === null) return ACQUIRED;
+    // A waiter outside the queues: takes a key reserved for it, or marks the key as waited for
+    // (issue 24 item 1), in place of the PTTL.
+    if (wait !== undefined) {
+      return acquireReply(
+        await this.run(PLAIN_WAIT_SCRIPT, [key], value, ttl, ...plainWaitArgs(wait)),
+      );
+    }
     const pttl = await this.client.pttl(key).catch((error: unknown) => {
       throw this.translate(error);
     });
@@ -335,8 +357,9 @@ export class IoredisNode implements RedisNode {
     );
   }
 
-  async leaveQueue(queueKey: string, group: string): Promise<void> {
-    await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
+  async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
+    if (pass === undefined) await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
+    else await this.run(LEAVE_QUEUE_SCRIPT, [queueKey, pass.key], group, ...leaveArgs(pass));
   }
 
   async release(keys: readonly string[], value: string, announce = ''): Promise<number> {

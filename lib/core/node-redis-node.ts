@@ -25,6 +25,8 @@ import {
   type StandingKeys,
   type QueueTicket,
   type HandOffRequest,
+  type LeaveRequest,
+  type PlainWait,
   type HandOffReply,
 } from './node';
 import {
@@ -37,6 +39,8 @@ import {
   standingReply,
   queuedArgs,
   handOffArgs,
+  leaveArgs,
+  plainWaitArgs,
   handOffReply,
 } from './script-replies';
 import { parseServerInfo, readServerConfig, type ServerConfig } from './server-info';
@@ -157,11 +161,20 @@ export class NodeRedisNode implements RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply> {
+    const waiting = plainWaitArgs(wait);
     if (fenceKeys === undefined)
-      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl));
+      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl, ...waiting));
     return fencedAcquireReply(
-      await this.run(ACQUIRE_FENCED_SCRIPT, [...keys, ...fenceKeys], value, ttl, keys.length),
+      await this.run(
+        ACQUIRE_FENCED_SCRIPT,
+        [...keys, ...fenceKeys],
+        value,
+        ttl,
+        keys.length,
+        ...waiting,
+      ),
     );
   }
 
@@ -249,8 +262,9 @@ export class NodeRedisNode implements RedisNode {
     );
   }
 
-  async leaveQueue(queueKey: string, group: string): Promise<void> {
-    await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
+  async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
+    if (pass === undefined) await this.run(LEAVE_QUEUE_SCRIPT, [queueKey], group);
+    else await this.run(LEAVE_QUEUE_SCRIPT, [queueKey, pass.key], group, ...leaveArgs(pass));
   }
 
   async release(keys: readonly string[], value: string, announce = ''): Promise<number> {

@@ -38,6 +38,7 @@ export interface RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply>;
 
   /**
@@ -98,7 +99,7 @@ export interface RedisNode {
   ): Promise<HandOffReply>;
 
   /** Fair hand-off: removes `group` from `queueKey` (its last waiter gave up). */
-  leaveQueue?(queueKey: string, group: string): Promise<void>;
+  leaveQueue?(queueKey: string, group: string, pass?: LeaveRequest): Promise<void>;
 
   /**
    * Calls `onMessage` with the release's id whenever a release is announced on `channel` (its
@@ -239,6 +240,19 @@ export interface NodeStanding {
 /** A health transition of a node. */
 export type NodeHealth = 'down' | 'up' | 'slow';
 
+/**
+ * A waiting acquisition outside the fair queues ({@link RedisNode.acquire}, issue 24 item 1): a
+ * key reserved for such waiters is taken, and a key met held is marked as waited for since
+ * `ageMs` ago, so that a fair hand-off gives them a turn. A node that ignores it still locks;
+ * its waiters then wait for the key to be free, as before.
+ */
+export interface PlainWait {
+  /** How long the acquisition has waited (ms). */
+  readonly ageMs: number;
+  /** How long the mark outlives the blocking lease (ms). */
+  readonly keepMs: number;
+}
+
 /** A waiting group's ticket for {@link RedisNode.acquireQueued}. */
 export interface QueueTicket {
   /** The group: this lock manager's waiters on one key, random per group. Not a secret. */
@@ -262,6 +276,20 @@ export interface HandOffRequest {
   /** How long a reservation for a queued group lasts (ms). */
   readonly leaseMs: number;
   /** The release's announcement id, when waiters listen. */
+  readonly announce?: string;
+}
+
+/**
+ * What a group leaving the queue passes on ({@link RedisNode.leaveQueue}, issue 24 item 2): a key
+ * reserved for it goes to the queue's next group at once (reserved and announced), or is freed
+ * and announced when nobody is queued, instead of idling a whole reservation.
+ */
+export interface LeaveRequest {
+  /** The lock key. */
+  readonly key: string;
+  /** How long a reservation for the next group lasts (ms). */
+  readonly leaseMs: number;
+  /** The announcement id, when waiters listen. */
   readonly announce?: string;
 }
 

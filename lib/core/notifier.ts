@@ -14,6 +14,9 @@ export function newReleaseId(): string {
   return RELEASE_ID_PREFIX + releaseSeq.toString(36);
 }
 
+/** The group a reservation names when the turn is the waiters' outside the queues (scripts.ts). */
+const PLAIN_TURN = '\0p';
+
 /** How many recent release ids a channel remembers to ignore the other nodes' copies. */
 const REMEMBERED_IDS = 32;
 
@@ -441,9 +444,13 @@ export class ReleaseNotifier {
     if (this.fair > 0 || message.includes('|')) {
       const notice = { ...readNotice(message), node, seq };
       for (const waiter of channel.waiters) waiter.hear?.(notice);
-      // A claim frees nothing; a reservation is, to a waiter outside the queue, a release (it
-      // will find the key held by the reservation and sleep until that ends or is claimed).
-      if (notice.kind === 'claimed') return;
+      // A claim frees nothing, nor does a reservation for a queued group: a waiter outside the
+      // queues cannot take it (woken by each, it attempted once per hand-off in vain: issue 24,
+      // 700-900 attempts in a 3 s wait). Its turn is a reservation for the plain waiters
+      // (`|n|` + NUL + `p`, HAND_OFF_SCRIPT), or a release.
+      if (notice.kind === 'claimed' || (notice.kind === 'next' && notice.group !== PLAIN_TURN)) {
+        return;
+      }
       id = notice.id;
     }
     if (id !== '') {

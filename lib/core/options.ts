@@ -118,9 +118,11 @@ export interface RedlockOptions {
    * waiter only, and hands the lock straight to a waiter of the releasing process when that one
    * is next (a compare-and-swap of the owner value, no release + acquire). The lock itself stays
    * the quorum's: the queue decides only who tries next, and a waiter that died costs the queue
-   * one short reservation (`handOffLease`). Applies to single-resource locks without fencing;
-   * the others wait as with `'off'`. Needs release notifications. `'off'`: every waiting process
-   * retries on each release, the first attempt to reach a quorum wins.
+   * one short reservation (`handOffLease`). Queues single-resource locks without fencing; the
+   * others (several resources, fencing, and lock managers with `'off'` on the same key) take
+   * their turn beside the queue: the key is reserved for them when they waited longest. Needs
+   * release notifications. `'off'`: every waiting process retries on each release, the first
+   * attempt to reach a quorum wins.
    * @default 'off'
    */
   fairness?: 'off' | 'queue';

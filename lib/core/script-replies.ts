@@ -2,6 +2,8 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
+  PlainWait,
   NodeStanding,
   QueueTicket,
   StandingKeys,
@@ -92,6 +94,16 @@ export function handOffArgs(request: HandOffRequest): (string | number)[] {
     Math.ceil(request.leaseMs),
     request.announce ?? '',
   ];
+}
+
+/** The ARGV a waiting acquisition outside the queues adds to the acquire scripts. */
+export function plainWaitArgs(wait: PlainWait | undefined): (string | number)[] {
+  return wait === undefined ? [] : [Math.max(0, Math.floor(wait.ageMs)), Math.ceil(wait.keepMs)];
+}
+
+/** ARGV of LEAVE_QUEUE_SCRIPT passing a reservation on (after the group). */
+export function leaveArgs(pass: LeaveRequest): (string | number)[] {
+  return [Math.ceil(pass.leaseMs), pass.announce ?? ''];
 }
 
 /** HAND_OFF_SCRIPT's reply: 2 swapped, 1 reserved for a queued group, 3 released, 0 not ours. */

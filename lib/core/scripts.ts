@@ -17,6 +17,27 @@ function script(name: string, source: string): LuaScript {
 }
 
 /**
+ * Lua that marks `key` as waited for by acquisitions outside the fair queues (issue 24 item 1):
+ * `key` + NUL + `p` holds when the oldest of them started waiting, on this server's clock (its
+ * time minus `age` ms), kept `keep` ms past the key's lease. A fair hand-off reads it
+ * (HAND_OFF_SCRIPT): plain waiters that waited longer than every queued group get the next turn.
+ * Built from the lock key inside the script, as the queue key is built from it by the client.
+ */
+function plainMark(key: string, age: string, keep: string): string {
+  return `
+local p = ${key} .. '\\0p'
+local time = redis.call('TIME')
+local started = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(${age})
+local m = redis.call('GET', p)
+local marked = m and tonumber(m) or math.huge
+local keep = math.max(redis.call('PTTL', ${key}), 0) + tonumber(${keep})
+if started < marked or redis.call('PTTL', p) < keep then
+  redis.call('SET', p, string.format('%.0f', math.min(started, marked)), 'PX', keep)
+end
+`;
+}
+
+/**
  * Acquire. KEYS: the lock's keys (sorted). ARGV[1]: owner value, ARGV[2]: ttl in ms.
  *
  * All-or-nothing on this node: every key is checked before any is written, so a lock on
@@ -33,12 +54,18 @@ function script(name: string, source: string): LuaScript {
  * Returns {1} when every key now holds our value with a fresh PX ttl, or {0, pttl} with the
  * remaining lease of the first blocking key (-1 if it has no expiry). The reply is a table so
  * that fencing (a second element on success) slots in without changing its shape.
+ *
+ * A waiting acquisition outside the fair queues (issue 24 item 1: see {@link PLAIN_WAIT_SCRIPT})
+ * also passes ARGV[3]: how long it has waited (ms), ARGV[4]: how long its mark is kept (ms). It
+ * takes a key reserved for the plain waiters as free, and marks the first blocking key.
  */
 export const ACQUIRE_SCRIPT = script(
   'acquire',
   `
 for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) then
+  local cur = redis.call('GET', KEYS[i])
+  if cur and not (ARGV[3] and cur == '\\0r\\0p') then
+    if ARGV[3] then ${plainMark('KEYS[i]', 'ARGV[3]', 'ARGV[4]')} end
     return {0, redis.call('PTTL', KEYS[i])}
   end
 end
@@ -46,6 +73,31 @@ for i = 1, #KEYS do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
 return {1}
+`,
+);
+
+/**
+ * A waiting acquisition's single-key attempt met a key (issue 24 item 1): the single-key acquire
+ * (`SET NX`) found it set, and this runs in place of its `PTTL`. KEYS[1]: the lock key. ARGV[1]:
+ * owner value, ARGV[2]: ttl in ms, ARGV[3]: how long the acquisition has waited (ms), ARGV[4]: how
+ * long its mark is kept (ms).
+ *
+ * A key reserved for the plain waiters (`\0r\0p`: a fair hand-off gave them the turn) is taken
+ * as a free key would be: {1}. Any other existing key is marked as waited for (see
+ * {@link plainMark}), and the reply is {0, pttl}. A key gone by now is left for the next attempt:
+ * {0, 0}.
+ */
+export const PLAIN_WAIT_SCRIPT = script(
+  'plain-wait',
+  `
+local cur = redis.call('GET', KEYS[1])
+if not cur then return {0, 0} end
+if cur == '\\0r\\0p' then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return {1}
+end
+${plainMark('KEYS[1]', 'ARGV[3]', 'ARGV[4]')}
+return {0, redis.call('PTTL', KEYS[1])}
 `,
 );
 
@@ -110,7 +162,8 @@ return released
 /**
  * Acquire with fencing, phase 1 (DESIGN §5.6). KEYS: the lock's keys, then their fence counter
  * keys, then the node's fence floor (one per key prefix). ARGV[1]: owner value, ARGV[2]: ttl in
- * ms, ARGV[3]: how many of KEYS are lock keys.
+ * ms, ARGV[3]: how many of KEYS are lock keys; a waiting acquisition also passes ARGV[4] and
+ * ARGV[5], as ACQUIRE_SCRIPT's ARGV[3] and ARGV[4].
  *
  * As {@link ACQUIRE_SCRIPT}, and on success also returns F = max(every counter, the floor, this
  * server's TIME in µs), as a decimal string (Lua numbers are doubles: `tostring` would print
@@ -124,7 +177,9 @@ export const ACQUIRE_FENCED_SCRIPT = script(
   `
 local n = tonumber(ARGV[3])
 for i = 1, n do
-  if redis.call('GET', KEYS[i]) then
+  local cur = redis.call('GET', KEYS[i])
+  if cur and not (ARGV[4] and cur == '\\0r\\0p') then
+    if ARGV[4] then ${plainMark('KEYS[i]', 'ARGV[4]', 'ARGV[5]')} end
     return {0, redis.call('PTTL', KEYS[i])}
   end
 end
@@ -327,8 +382,12 @@ return {0, pttl}
  * waited (ms), ARGV[6]: how long a reservation lasts (ms), ARGV[7]: the release's announcement
  * id ('' for none).
  *
- * Only while the key holds the holder's value (else 0, nothing written). Then, in the order in
- * which the waiters started waiting, on this server's clock:
+ * The holder's group leaves the queue wherever it stands in it, also on a node where the key
+ * does not hold the holder's value (then 0, nothing else written): a queued attempt that won on
+ * a quorum queued its group on the nodes where it met a holder, and an entry left there named a
+ * group nobody waited in any more — its reservation idled the lock a whole lease (issue 24 item
+ * 2b: 300-700 ms stalls under open-loop arrivals). Then, only while the key holds the holder's
+ * value, in the order in which the waiters started waiting, on this server's clock:
  * - the holder's next local waiter, when it waited longer than every queued group: the key is
  *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
  *   returns 2;
@@ -336,31 +395,45 @@ return {0, pttl}
  *   group that died costs at most that), the holder's group queues behind it when it has
  *   waiters left, and the reservation is announced (`id|n|group`): returns 1;
  * - else (nobody queued here): deleted and announced like a plain release: returns 3.
+ *
+ * Acquisitions outside the queues (issue 24 item 1: fenced, several resources, another lock
+ * manager with fairness off) mark the key while they wait (`K\0p`, {@link plainMark}): when they
+ * started waiting before the local next waiter and every queued group, the key is reserved for
+ * them instead (`\0r\0p`, announced `id|n|\0p`), which only their acquire takes
+ * ({@link PLAIN_WAIT_SCRIPT}); a key handed on from holder to holder is then never out of their
+ * reach. The mark is read only when someone waits: an uncontended release reads nothing more.
  */
 export const HAND_OFF_SCRIPT = script(
   'hand-off',
   `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if head[1] == ARGV[2] then
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   redis.call('ZREM', KEYS[2], ARGV[2])
+  return 0
+end
+local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if head[1] and redis.call('ZREM', KEYS[2], ARGV[2]) == 1 and head[1] == ARGV[2] then
   head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 end
+local plain
+if ARGV[3] ~= '' or head[1] then
+  plain = redis.call('GET', KEYS[1] .. '\\0p')
+  if plain then plain = tonumber(plain) end
+end
 if ARGV[3] ~= '' then
-  if not head[1] then
-    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
-    return 2
-  end
   local time = redis.call('TIME')
   local started = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(ARGV[5])
-  if started <= tonumber(head[2]) then
+  if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
     redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
     return 2
   end
   redis.call('ZADD', KEYS[2], started, ARGV[2])
 end
+if plain and (not head[1] or plain <= tonumber(head[2])) then
+  redis.call('DEL', KEYS[1] .. '\\0p')
+  head = {'\\0p'}
+end
 if head[1] then
-  redis.call('ZREM', KEYS[2], head[1])
+  if head[1] ~= '\\0p' then redis.call('ZREM', KEYS[2], head[1]) end
   redis.call('SET', KEYS[1], '\\0r' .. head[1], 'PX', ARGV[6])
   if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|n|' .. head[1]) end
   return 1
@@ -372,19 +445,38 @@ return 3
 );
 
 /**
- * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue. ARGV[1]: the group. A script, not a
- * bare ZREM, so that it goes through the same path (prefix, NOSCRIPT fallback) as the others.
+ * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue, KEYS[2] (optional): the lock key.
+ * ARGV[1]: the group, ARGV[2]: how long a reservation lasts (ms), ARGV[3]: the announcement id
+ * ('' for none).
+ *
+ * Removes the group; with the lock key, a key still reserved for the group (its turn came as its
+ * last waiter gave up) is passed on at once, as the hand-off would have (issue 24 item 2): to the
+ * queue's next group (reserved, announced `id|n|group`: returns 2), or, nobody queued, freed and
+ * announced as a plain release (returns 3). A reservation is no owner value: nobody holds the
+ * key, so passing it on or freeing it can meet no holder. Returns 1 otherwise.
  */
 export const LEAVE_QUEUE_SCRIPT = script(
   'leave-queue',
   `
-return redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if KEYS[2] == nil or redis.call('GET', KEYS[2]) ~= '\\0r' .. ARGV[1] then return 1 end
+local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+if head[1] then
+  redis.call('ZREM', KEYS[1], head[1])
+  redis.call('SET', KEYS[2], '\\0r' .. head[1], 'PX', ARGV[2])
+  if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3] .. '|n|' .. head[1]) end
+  return 2
+end
+redis.call('DEL', KEYS[2])
+if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3]) end
+return 3
 `,
 );
 
 /** Every script, for SCRIPT LOAD when a connection becomes ready. */
 export const LOCK_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
+  PLAIN_WAIT_SCRIPT,
   EXTEND_SCRIPT,
   RELEASE_SCRIPT,
   ACQUIRE_FENCED_SCRIPT,

@@ -2,13 +2,22 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
+  PlainWait,
   KeyState,
   NodeStanding,
   QueueTicket,
   RedisNode,
   ServerInfo,
 } from 'nestjs-redlock';
-import { acquireQueued, handOff, leaveQueue, SortedSets, type ScriptStore } from './queue-scripts';
+import {
+  acquireQueued,
+  handOff,
+  leaveQueue,
+  markPlain,
+  SortedSets,
+  type ScriptStore,
+} from './queue-scripts';
 
 interface Entry {
   value: string;
@@ -78,16 +87,24 @@ export class InMemoryRedisNode implements RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply> {
     const now = performance.now();
     let blocking: number | undefined;
+    let first: string | undefined;
     for (const key of keys) {
       const entry = this.live(key, now);
+      // A waiter outside the queues takes a key reserved for it (issue 24 item 1).
+      if (wait !== undefined && entry?.value === '\0r\0p') continue;
       if (entry !== undefined && entry.value !== value) {
+        first ??= key;
         blocking = Math.max(blocking ?? 0, Math.ceil(entry.expiresAt - now));
       }
     }
-    if (blocking !== undefined) return { acquired: false, pttl: blocking };
+    if (blocking !== undefined) {
+      if (wait !== undefined && first !== undefined) markPlain(this.scripts, first, wait);
+      return { acquired: false, pttl: blocking };
+    }
     for (const key of keys) this.keys.set(key, { value, expiresAt: now + ttl });
     if (fenceKeys === undefined) return { acquired: true };
     // As the script does: max(the counters, the server's time in µs), so tokens keep increasing.
@@ -147,8 +164,8 @@ export class InMemoryRedisNode implements RedisNode {
     return handOff(this.scripts, key, queueKey, value, request);
   }
 
-  async leaveQueue(queueKey: string, group: string): Promise<void> {
-    leaveQueue(this.scripts, queueKey, group);
+  async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
+    leaveQueue(this.scripts, queueKey, group, pass);
   }
 
   async whenReady(): Promise<void> {}

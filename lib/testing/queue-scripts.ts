@@ -1,4 +1,11 @@
-import type { AcquireReply, HandOffReply, HandOffRequest, QueueTicket } from 'nestjs-redlock';
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  LeaveRequest,
+  PlainWait,
+  QueueTicket,
+} from 'nestjs-redlock';
 
 /**
  * The fair hand-off's three scripts (lib/core/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
@@ -114,6 +121,44 @@ export class SortedSets {
 /** The prefix of a reserved key's value (lib/core/scripts.ts RESERVATION_PREFIX). */
 const RESERVED = '\0r';
 
+/**
+ * The suffix of the key marking a lock key as waited for outside the queues, and the name of
+ * those waiters in a reservation (lib/core/scripts.ts plainMark, issue 24 item 1).
+ */
+const PLAIN = '\0p';
+
+/**
+ * PLAIN_WAIT_SCRIPT, and ACQUIRE_SCRIPT's mark on a blocking key, for a waiting acquisition
+ * outside the queues: a key reserved for the plain waiters is taken; any other is marked.
+ */
+export function plainWait(
+  store: ScriptStore,
+  key: string,
+  value: string,
+  ttl: number,
+  wait: PlainWait,
+): AcquireReply {
+  const cur = store.get(key);
+  if (cur === undefined) return { acquired: false, pttl: 0 };
+  if (cur === RESERVED + PLAIN) {
+    store.set(key, value, ttl);
+    return { acquired: true };
+  }
+  markPlain(store, key, wait);
+  return { acquired: false, pttl: store.pttl(key) };
+}
+
+/** plainMark (lib/core/scripts.ts): `key` is waited for since (server time - age). */
+export function markPlain(store: ScriptStore, key: string, wait: PlainWait): void {
+  const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(wait.ageMs));
+  const mark = store.get(key + PLAIN);
+  const marked = mark === undefined ? Infinity : Number(mark);
+  const keep = Math.max(store.pttl(key), 0) + Math.ceil(wait.keepMs);
+  if (started < marked || store.pttl(key + PLAIN) < keep) {
+    store.set(key + PLAIN, String(Math.min(started, marked)), keep);
+  }
+}
+
 /** ACQUIRE_QUEUED_SCRIPT. */
 export function acquireQueued(
   store: ScriptStore,
@@ -151,29 +196,34 @@ export function handOff(
   value: string,
   request: HandOffRequest,
 ): HandOffReply {
-  if (store.get(key) !== value) return 'notOurs';
   const { queues } = store;
-  let head = queues.head(queueKey);
-  if (head?.[0] === request.group) {
+  if (store.get(key) !== value) {
     queues.remove(queueKey, request.group);
+    return 'notOurs';
+  }
+  let head: [string, number] | undefined = queues.head(queueKey);
+  if (head !== undefined && queues.remove(queueKey, request.group) === 1) {
     head = queues.head(queueKey);
   }
   const { next } = request;
-  if (next !== undefined && next.value !== '') {
-    if (head === undefined) {
-      store.set(key, next.value, next.ttl);
-      return 'swapped';
-    }
+  const hasNext = next !== undefined && next.value !== '';
+  const mark = hasNext || head !== undefined ? store.get(key + PLAIN) : undefined;
+  const plain = mark === undefined ? undefined : Number(mark);
+  if (next !== undefined && hasNext) {
     const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(next.ageMs));
-    if (started <= head[1]) {
+    if ((head === undefined || started <= head[1]) && (plain === undefined || started <= plain)) {
       store.set(key, next.value, next.ttl);
       return 'swapped';
     }
     queues.add(queueKey, request.group, started);
   }
   const announce = request.announce ?? '';
+  if (plain !== undefined && (head === undefined || plain <= head[1])) {
+    store.del(key + PLAIN);
+    head = [PLAIN, plain];
+  }
   if (head !== undefined) {
-    queues.remove(queueKey, head[0]);
+    if (head[0] !== PLAIN) queues.remove(queueKey, head[0]);
     store.set(key, RESERVED + head[0], Math.ceil(request.leaseMs));
     if (announce !== '') store.publish(key, `${announce}|n|${head[0]}`);
     return 'reserved';
@@ -184,6 +234,23 @@ export function handOff(
 }
 
 /** LEAVE_QUEUE_SCRIPT. */
-export function leaveQueue(store: ScriptStore, queueKey: string, group: string): void {
-  store.queues.remove(queueKey, group);
+export function leaveQueue(
+  store: ScriptStore,
+  queueKey: string,
+  group: string,
+  pass?: LeaveRequest,
+): void {
+  const { queues } = store;
+  queues.remove(queueKey, group);
+  if (pass === undefined || store.get(pass.key) !== RESERVED + group) return;
+  const announce = pass.announce ?? '';
+  const head = queues.head(queueKey);
+  if (head !== undefined) {
+    queues.remove(queueKey, head[0]);
+    store.set(pass.key, RESERVED + head[0], Math.ceil(pass.leaseMs));
+    if (announce !== '') store.publish(pass.key, `${announce}|n|${head[0]}`);
+    return;
+  }
+  store.del(pass.key);
+  if (announce !== '') store.publish(pass.key, announce);
 }

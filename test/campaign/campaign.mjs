@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { check, readHistories } from './checker.mjs';
+import { check, readHistories, waitReport } from './checker.mjs';
 import { startFleet, stopFleet, startProxy, Node, freePort } from './fleet.mjs';
 import { seeded } from './random.mjs';
 
@@ -397,12 +397,22 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
   await proxy.close();
   await stopFleet([...fleet, ...otherNodes, witnessNode]);
 
-  const report = check(readHistories(histories), {
+  const records = readHistories(histories);
+  const report = check(records, {
     nodeTimeout: NODE_TIMEOUT,
     pauses,
     finalCounts,
   });
-  return { name: phase.name, safe: phase.safe, faults, hungWorkers: hungWorkers.length, ...report };
+  // Fair phases: how queued and plain waiters fared (issue 24 item 4).
+  const waits = phase.fair ? waitReport(records) : undefined;
+  return {
+    name: phase.name,
+    safe: phase.safe,
+    faults,
+    hungWorkers: hungWorkers.length,
+    ...report,
+    ...(waits ? { waits } : {}),
+  };
 }
 
 async function main() {
@@ -431,6 +441,13 @@ async function main() {
         `overlaps ${result.overlaps}, token violations ${result.tokenViolations}, witness intruders ${result.witnessIntruders}, ` +
         `lost updates ${result.lostUpdates}, hung ${result.hung + result.hungWorkers}, outcomes ${JSON.stringify(result.outcomes)}`,
     );
+    if (result.waits !== undefined) {
+      for (const [kind, w] of Object.entries(result.waits)) {
+        console.log(
+          `  ${kind} waiters: ${w.waits}, overtaken ${w.overtakenPct.toFixed(1)} %, starved (gave up as held) ${w.starvedPct.toFixed(1)} %, max wait ${w.maxWaitMs} ms`,
+        );
+      }
+    }
     if (result.overlapSamples.length > 0)
       console.log(`  e.g. ${JSON.stringify(result.overlapSamples[0])}`);
     if (result.tokenSamples.length > 0)

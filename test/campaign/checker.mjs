@@ -136,3 +136,44 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     JSON.stringify(check(readHistories(files), { nodeTimeout: Number(nodeTimeout) }), null, 2),
   );
 }
+
+/**
+ * Issue 24 item 4: how the waiters of a fair phase fared, per kind (`queued` in a fair queue,
+ * `plain` outside one: fenced, several resources, a worker with fairness off): how many waited,
+ * the share overtaken (a wait on a shared resource that started later was granted first), the
+ * share starved (gave up as held) and the longest wait (ms).
+ */
+export function waitReport(records) {
+  const waits = records.filter((r) => r.kind !== undefined);
+  const report = {};
+  for (const kind of ['queued', 'plain']) {
+    const mine = waits.filter((r) => r.kind === kind);
+    let overtaken = 0;
+    let starved = 0;
+    let maxWaitMs = 0;
+    for (const w of mine) {
+      if (w.outcome === 'held') starved++;
+      if (w.ok !== undefined) maxWaitMs = Math.max(maxWaitMs, w.ok - w.invoke);
+      const until = w.ok ?? (w.outcome === 'held' ? w.done : undefined);
+      if (until === undefined) continue;
+      if (
+        waits.some(
+          (o) =>
+            o !== w &&
+            o.invoke > w.invoke &&
+            o.ok !== undefined &&
+            o.ok < until &&
+            o.res.some((res) => w.res.includes(res)),
+        )
+      )
+        overtaken++;
+    }
+    report[kind] = {
+      waits: mine.length,
+      overtakenPct: mine.length ? (100 * overtaken) / mine.length : 0,
+      starvedPct: mine.length ? (100 * starved) / mine.length : 0,
+      maxWaitMs: Math.round(maxWaitMs),
+    };
+  }
+  return report;
+}

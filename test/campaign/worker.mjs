@@ -178,13 +178,26 @@ async function loop(l) {
     const longSection =
       config.allLong ||
       (op !== 'acquire' && op !== 'try' && rng.chance(config.extendLonger ? 0.3 : 0.05));
-    const rec = { p: config.id, l, n: n++, op, res, wait, invoke: now() };
+    // Fair workers fence one acquire in four (issue 24 item 1): a fenced lock never queues, and
+    // takes its turn beside the queued ones.
+    const fenced = config.fair && op === 'acquire' && rng.chance(0.25);
+    // Issue 24 item 4: a waiting acquisition in a fair queue, or outside one (plain: fenced,
+    // several resources, a worker with fairness off).
+    const kind =
+      op === 'try' || wait === 0
+        ? undefined
+        : config.fair && res.length === 1 && !fenced
+          ? 'queued'
+          : 'plain';
+    const rec = { p: config.id, l, n: n++, op, res, wait, kind, invoke: now() };
     try {
       if (op === 'using' || op === 'multi') {
         await redlock.using(res, { wait }, (lock) => hold(lock, rec, longSection));
       } else {
         const lock =
-          op === 'try' ? await redlock.tryAcquire(res) : await redlock.acquire(res, { wait });
+          op === 'try'
+            ? await redlock.tryAcquire(res)
+            : await redlock.acquire(res, fenced ? { wait, fencing: true } : { wait });
         if (lock === null) rec.outcome = 'busy';
         else {
           try {

@@ -2,6 +2,8 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
+  PlainWait,
   QueueTicket,
   RedisNode,
   ServerInfo,
@@ -10,11 +12,14 @@ import {
   acquireQueued,
   handOff,
   leaveQueue,
+  markPlain,
   SortedSets,
   type ScriptStore,
 } from '../../lib/testing/queue-scripts';
 import { fleetId, standingKeys } from '../../lib/core/membership';
 
+/** A key reserved for the waiters outside the queues (HAND_OFF_SCRIPT). */
+const PLAIN_TURN = '\0r\0p';
 /** Where a node keeps its standing (lib/core/node.ts StandingKeys, repeated structurally). */
 interface StandingKeys {
   readonly horizon: string;
@@ -285,11 +290,16 @@ export class SimNode implements RedisNode {
     value: string,
     ttl: number,
     fenceKeys?: readonly string[],
+    wait?: PlainWait,
   ): Promise<AcquireReply> {
     return this.command('acquire', keys, value, () => {
       for (const key of keys) {
         const entry = this.live(key);
+        // A waiter outside the queues takes a key reserved for it and marks one held (as
+        // ACQUIRE_SCRIPT / PLAIN_WAIT_SCRIPT, issue 24 item 1).
+        if (wait !== undefined && entry?.value === PLAIN_TURN) continue;
         if (entry && !(this.options.ownValueIsFree && entry.value === value)) {
+          if (wait !== undefined) markPlain(this.scripts, key, wait);
           return { acquired: false, pttl: entry.expiresAt - this.clock.now() };
         }
       }
@@ -393,9 +403,9 @@ export class SimNode implements RedisNode {
   }
 
   /** LEAVE_QUEUE_SCRIPT (fair hand-off). */
-  leaveQueue(queueKey: string, group: string): Promise<void> {
+  leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
     return this.command('leaveQueue', [queueKey], group, () =>
-      leaveQueue(this.scripts, queueKey, group),
+      leaveQueue(this.scripts, queueKey, group, pass),
     );
   }
 

@@ -51,6 +51,22 @@ export interface SimResult {
    * lock managers' `random` option), so the same seed gives the same values.
    */
   readonly owners: string[];
+  /**
+   * Every waiting acquisition (`wait` > 0) of the main fleet, for the fair focus's report (issue
+   * 24 item 4): in a fair queue (`queued`) or outside (`plain`: fenced, several resources, a lock
+   * manager with fairness off), when it started, when it was granted (undefined: it gave up).
+   */
+  readonly waits: SimWait[];
+}
+
+/** One waiting acquisition (see {@link SimResult.waits}). */
+export interface SimWait {
+  readonly kind: 'queued' | 'plain';
+  readonly resources: readonly string[];
+  readonly startedAt: number;
+  readonly grantedAt?: number;
+  /** It gave up as `held` (its wait passed while others held the lock). */
+  readonly gaveUp: boolean;
 }
 
 /**
@@ -516,8 +532,13 @@ async function run(
   const shortTtl = Math.max(4 * nodeTimeout, Math.floor(ttl / 2));
   const managers: Redlock[] = [];
   const firstCall = startAt.map(() => true);
-  /** A fair manager takes no fencing tokens (a fenced lock never waits in a queue). */
-  const fenced = (m: number) => Boolean(settings.fencing) && !fairManager[m];
+  /**
+   * A fair manager takes no fencing tokens (a fenced lock never waits in a queue), except, in the
+   * fair focus, every third one (issue 24 item 1: fenced waiters beside queued ones take turns).
+   */
+  const fenced = (m: number) =>
+    Boolean(settings.fencing) && (!fairManager[m] || (focus === 'fair' && m % 3 === 2));
+  const waits: SimWait[] = [];
   const managerOf = (c: number): Redlock => {
     const m = managerOfClient[c];
     const base: RedlockOptions =
@@ -652,6 +673,7 @@ async function run(
       const startedAt = clock.now();
       const pausedAtStart = paused;
       let granted: number | undefined;
+      let gaveUp = false;
       try {
         if (kind === 'using' || kind === 'multi') {
           await manager.using(resources, { wait }, async (lock) => {
@@ -675,6 +697,7 @@ async function run(
           }
         }
       } catch (error) {
+        if (error instanceof LockNotAcquiredError && error.reason === 'held') gaveUp = true;
         if (
           !(error instanceof LockNotAcquiredError) &&
           !(error instanceof LockLostError) &&
@@ -689,6 +712,17 @@ async function run(
       // once the core's draws came from the seed: 30.4 ms with a 7 ms node timeout). A lock
       // manager's first call also waits, up to CONNECT_WAIT_MS (2 s), for its connections and a
       // first decision on every node (redlock.ts).
+      if (!other && kind !== 'try' && wait > 0) {
+        const m = managerOfClient[client];
+        const queued = fair && fairManager[m] && !fenced(m) && resources.length === 1;
+        waits.push({
+          kind: queued ? 'queued' : 'plain',
+          resources,
+          startedAt,
+          grantedAt: granted,
+          gaveUp: granted === undefined && gaveUp,
+        });
+      }
       const acquiredBy = (granted ?? clock.now()) - startedAt;
       const first = firstCall[client];
       firstCall[client] = false;
@@ -739,5 +773,6 @@ async function run(
     trace,
     virtualMs: clock.now(),
     owners,
+    waits,
   };
 }

@@ -172,12 +172,32 @@ export function queueContract(harness: () => QueueHarness): void {
     expect(reply).toBe('notOurs');
     expect(await h.get(key)).toBe('someone-else');
     expect(await h.queue(queueKey)).toEqual([['q', 1]]);
+    // …but the holder's group leaves the queue (issue 24 item 2b: an entry left by a queued
+    // attempt that won elsewhere named a group nobody waited in, and a release reserved for it).
+    await h.zadd(queueKey, 0, 'g');
+    expect(
+      await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100, announce: 'a' }),
+    ).toBe('notOurs');
+    expect(await h.queue(queueKey)).toEqual([['q', 1]]);
     const absent = names();
     expect(
       await h.node.handOff(absent.key, absent.queueKey, 'me', { group: 'g', leaseMs: 100 }),
     ).toBe('notOurs');
     expect(await h.get(absent.key)).toBeNull();
     await expectMessages(key, []);
+  });
+
+  it('hand-off takes the holder group out of the queue wherever it stands in it', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    await h.zadd(queueKey, 1, 'q');
+    await h.zadd(queueKey, 2, 'g');
+    expect(
+      await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100, announce: 'a' }),
+    ).toBe('reserved');
+    expect(await h.get(key)).toBe('\0rq');
+    expect(await h.queue(queueKey)).toEqual([]);
   });
 
   it('hand-off with nobody queued and no local waiter deletes the key and announces a plain release', async () => {
@@ -285,5 +305,69 @@ export function queueContract(harness: () => QueueHarness): void {
     await h.node.leaveQueue(queueKey, 'a');
     await h.node.leaveQueue(queueKey, 'nobody');
     expect(await h.queue(queueKey)).toEqual([['b', 2]]);
+  });
+
+  it('leaving with the key reserved for the group passes it on: to the next group, else freed (issue 24)', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, '\0rg', 3_000);
+    await h.zadd(queueKey, 1, 'g');
+    await h.zadd(queueKey, 2, 'next');
+    await h.node.leaveQueue(queueKey, 'g', { key, leaseMs: 700, announce: 'l1' });
+    expect(await h.get(key)).toBe('\0rnext');
+    if (h.leases) expect(await h.pttl(key)).toBeLessThanOrEqual(700);
+    expect(await h.queue(queueKey)).toEqual([]);
+    await expectMessages(key, ['l1|n|next']);
+    // Nobody queued: freed and announced as a plain release.
+    await h.node.leaveQueue(queueKey, 'next', { key, leaseMs: 700, announce: 'l2' });
+    expect(await h.get(key)).toBeNull();
+    await expectMessages(key, ['l1|n|next', 'l2']);
+    // A key held by an owner, or reserved for another group, is not touched.
+    const other = names();
+    await h.put(other.key, 'owner', 3_000);
+    await h.zadd(other.queueKey, 1, 'g');
+    await h.node.leaveQueue(other.queueKey, 'g', { key: other.key, leaseMs: 700, announce: 'l3' });
+    expect(await h.get(other.key)).toBe('owner');
+    expect(await h.queue(other.queueKey)).toEqual([]);
+    await h.put(other.key, '\0rsomeone', 3_000);
+    await h.node.leaveQueue(other.queueKey, 'g', { key: other.key, leaseMs: 700 });
+    expect(await h.get(other.key)).toBe('\0rsomeone');
+    await expectMessages(other.key, []);
+  });
+
+  it('hand-off reserves the key for waiters outside the queues when they waited longest (\\0r\\0p, issue 24)', async () => {
+    const h = harness();
+    const now = await h.serverNow();
+    // Marked by a plain waiter that started 5 s ago; a group queued 1 s ago.
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    await h.put(`${key}\0p`, String(now - 5_000), 3_000);
+    await h.zadd(queueKey, now - 1_000, 'q');
+    expect(
+      await h.node.handOff(key, queueKey, 'me', {
+        group: 'g',
+        next: { value: 'n', ttl: 5_000, ageMs: 2_000 },
+        leaseMs: 700,
+        announce: 'p1',
+      }),
+    ).toBe('reserved');
+    expect(await h.get(key)).toBe('\0r\0p');
+    expect(await h.get(`${key}\0p`)).toBeNull();
+    // The queued group keeps its place; the holder's group is queued by its next waiter's start
+    // (2 s ago: before the group queued 1 s ago).
+    expect((await h.queue(queueKey)).map(([m]) => m)).toEqual(['g', 'q']);
+    await expectMessages(key, ['p1|n|\0p']);
+    // A mark younger than the local next waiter: the swap goes ahead.
+    const young = names();
+    await h.put(young.key, 'me', 3_000);
+    await h.put(`${young.key}\0p`, String(now + 60_000), 3_000);
+    expect(
+      await h.node.handOff(young.key, young.queueKey, 'me', {
+        group: 'g',
+        next: { value: 'n', ttl: 5_000, ageMs: 2_000 },
+        leaseMs: 700,
+      }),
+    ).toBe('swapped');
+    expect(await h.get(young.key)).toBe('n');
   });
 }

@@ -2,6 +2,7 @@ import type {
   AcquireReply,
   HandOffReply,
   HandOffRequest,
+  LeaveRequest,
   NodeStanding,
   QueueTicket,
   RedisNode,
@@ -121,10 +122,10 @@ export class MemoryNode implements RedisNode {
     return handOff(this.scripts, key, queueKey, value, request);
   }
 
-  async leaveQueue(queueKey: string, group: string): Promise<void> {
+  async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
     this.calls.leaveQueue++;
     await this.answer();
-    leaveQueue(this.scripts, queueKey, group);
+    leaveQueue(this.scripts, queueKey, group, pass);
   }
 
   async whenReady(): Promise<void> {}

@@ -1,0 +1,138 @@
+// Fair capacity at fixed arrival rates (issue 24 items 2b and 3), this library only, so that it
+// runs without the peers' bench/node_modules: S5's shape at fixed rates — Poisson arrivals over 2
+// processes on one hot key, a 1 ms critical section — for `fairness: 'off'` and `'queue'`, and an
+// S1-like uncontended cycle (c = 1) for both. Reports served/s, wait p50/p99/max, order
+// inversions (bench/lib/s5.mjs orderInversions) and lock-node commands per success.
+//   npm run build && node bench/fair-rates.mjs [--rates 100,300] [--seconds 10] [--repeats 2]
+import { fork } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+import { startLocalFleet } from './local-fleet.mjs';
+import { serverCounters, quantile } from './lib/stats.mjs';
+import { orderInversions } from './lib/s5.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const argv = process.argv.slice(2);
+const option = (name, fallback) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const rates = option('--rates', '100,300').split(',').map(Number);
+const seconds = Number(option('--seconds', 10));
+const repeats = Number(option('--repeats', 2));
+const modes = option('--modes', 'off,queue').split(',');
+const log = (...args) => console.error(`[${new Date().toISOString().slice(11, 19)}]`, ...args);
+
+async function openLoop(urls, counters, fairness, rate, tag) {
+  const workers = [0, 1].map((p) => {
+    const child = fork(
+      path.join(here, 'lib', 'fair-rate-worker.mjs'),
+      [
+        JSON.stringify({
+          urls,
+          resource: `fr:${tag}`,
+          rate: rate / 2,
+          durationMs: seconds * 1000,
+          holdMs: 1,
+          wait: 20_000,
+          ttl: 10_000,
+          seed: 1000 + p * 7919 + rate,
+          fairness,
+        }),
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    );
+    const exited = new Promise((r) => child.once('exit', r));
+    const messages = [];
+    const waiters = [];
+    child.on('message', (m) => (waiters.length ? waiters.shift()(m) : messages.push(m)));
+    const next = () =>
+      messages.length ? Promise.resolve(messages.shift()) : new Promise((r) => waiters.push(r));
+    return { child, next, exited };
+  });
+  await Promise.all(workers.map((w) => w.next()));
+  const before = await counters.snapshot();
+  const goAt = process.hrtime.bigint() + 50_000_000n;
+  workers.forEach((w) => w.child.send({ goAt: String(goAt) }));
+  const results = await Promise.all(workers.map((w) => w.next()));
+  const after = await counters.snapshot();
+  await Promise.all(workers.map((w) => w.exited));
+  const ms = (t) => Number(BigInt(t) - goAt) / 1e6;
+  const requests = results.flatMap((r) =>
+    r.requests.map((q) => ({
+      arrivedAt: ms(q.arrivedAt),
+      servedAt: q.acquiredAt === null ? Infinity : ms(q.acquiredAt),
+      releasedAt: q.releasedAt === null ? Infinity : ms(q.releasedAt),
+    })),
+  );
+  const served = requests.filter((r) => Number.isFinite(r.servedAt));
+  const waits = served.map((r) => r.servedAt - r.arrivedAt);
+  const lastServed = Math.max(...served.map((r) => r.servedAt));
+  const server = counters.delta(before, after);
+  return {
+    fairness,
+    rate,
+    arrivals: requests.length,
+    served: served.length,
+    // Served per second over the span from the start to the last acquisition.
+    servedPerS: (served.length / lastServed) * 1000,
+    arrivalPerS: (requests.length / (seconds * 1000)) * 1000,
+    p50: quantile(waits, 0.5),
+    p99: quantile(waits, 0.99),
+    max: Math.max(...waits),
+    inversions: orderInversions(requests) / Math.max(1, served.length),
+    commands: server.commands / served.length,
+  };
+}
+
+async function uncontended(urls, counters, fairness, ms) {
+  const { Redlock } = require(path.resolve(here, '..', 'dist', 'index.js'));
+  const quiet = { log() {}, warn() {}, error() {}, debug() {}, verbose() {} };
+  const redlock = new Redlock(urls, { logger: quiet, fairness });
+  await redlock.ready();
+  for (let i = 0; i < 50; i++) await (await redlock.acquire('s1:warm')).release();
+  const before = await counters.snapshot();
+  const start = performance.now();
+  let cycles = 0;
+  while (performance.now() - start < ms) {
+    await (await redlock.acquire('s1:key')).release();
+    cycles++;
+  }
+  const elapsed = performance.now() - start;
+  const after = await counters.snapshot();
+  await redlock.close();
+  return {
+    fairness,
+    cyclesPerS: (cycles / elapsed) * 1000,
+    commands: counters.delta(before, after).commands / cycles,
+  };
+}
+
+const fleet = await startLocalFleet(5);
+const counters = serverCounters(fleet.urls);
+try {
+  for (let r = 0; r < repeats; r++) {
+    for (const fairness of r % 2 ? [...modes].reverse() : modes) {
+      const s1 = await uncontended(fleet.urls, counters, fairness, 3000);
+      log(
+        `S1 c=1 ${fairness}: ${s1.cyclesPerS.toFixed(0)} cycles/s, ${s1.commands.toFixed(1)} cmds/cycle`,
+      );
+    }
+    for (const rate of rates) {
+      for (const fairness of r % 2 ? [...modes].reverse() : modes) {
+        const x = await openLoop(fleet.urls, counters, fairness, rate, `${fairness}${rate}r${r}`);
+        log(
+          `S5 ${rate}/s ${fairness}: served ${x.served}/${x.arrivals} at ${x.servedPerS.toFixed(0)}/s (arrivals ${x.arrivalPerS.toFixed(0)}/s), wait p50 ${x.p50.toFixed(1)} p99 ${x.p99.toFixed(1)} max ${x.max.toFixed(0)} ms, overtaken ${(x.inversions * 100).toFixed(2)}%, ${x.commands.toFixed(1)} cmds/success`,
+        );
+        await delay(500);
+      }
+    }
+  }
+} finally {
+  counters.close();
+  fleet.stop();
+}
