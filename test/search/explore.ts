@@ -1,0 +1,105 @@
+/**
+ * Explicit-state breadth-first search: every state reachable from `initial` through
+ * `successors`, each visited once (by its canonical `key`), no sampling. Breadth-first, so the
+ * first counterexample found for a property is a shortest one.
+ */
+export interface Step<S> {
+  /** What happened, for the trace. */
+  readonly label: string;
+  readonly state: S;
+  /** Properties this step broke (empty: none). */
+  readonly violations: readonly Violation[];
+}
+
+export interface Violation {
+  /** Which property: 'one-holder', 'tokens', 'bounded-wait', 'protects-nothing'. */
+  readonly property: string;
+  readonly message: string;
+}
+
+export interface Model<S> {
+  readonly initial: S;
+  key(state: S): string;
+  successors(state: S): Iterable<Step<S>>;
+}
+
+export interface Found extends Violation {
+  /** The actions from the initial state to the step that broke the property. */
+  readonly trace: readonly string[];
+}
+
+export interface Exploration {
+  /** Distinct states visited. */
+  readonly states: number;
+  /** Transitions taken (successors generated). */
+  readonly transitions: number;
+  /** Longest shortest path from the initial state (BFS depth) reached. */
+  readonly depth: number;
+  readonly ms: number;
+  /** The first violation of each distinct (property, message) pair, with a shortest trace. */
+  readonly violations: readonly Found[];
+  /** False when `maxStates` stopped the search before the scope was exhausted. */
+  readonly complete: boolean;
+}
+
+export interface ExploreOptions {
+  /** Stop at the first violation (a mutant is found). */
+  readonly stopAtFirst?: boolean;
+  /** Give up after this many states (the result then says `complete: false`). */
+  readonly maxStates?: number;
+}
+
+export function explore<S>(model: Model<S>, options: ExploreOptions = {}): Exploration {
+  const started = Date.now();
+  const maxStates = options.maxStates ?? Infinity;
+  // Parent links by state number, to rebuild a trace without keeping every state.
+  const parent: number[] = [-1];
+  const labels: string[] = [''];
+  const depthOf: number[] = [0];
+  const visited = new Map<string, number>([[model.key(model.initial), 0]]);
+  let frontier: { id: number; state: S }[] = [{ id: 0, state: model.initial }];
+  let transitions = 0;
+  let depth = 0;
+  const violations: Found[] = [];
+  const seen = new Set<string>();
+  const trace = (id: number, last: string) => {
+    const steps = [last];
+    for (let at = id; at > 0; at = parent[at]) steps.push(labels[at]);
+    return steps.reverse();
+  };
+  const result = (complete: boolean): Exploration => ({
+    states: visited.size,
+    transitions,
+    depth,
+    ms: Date.now() - started,
+    violations,
+    complete,
+  });
+  while (frontier.length > 0) {
+    const next: { id: number; state: S }[] = [];
+    for (const { id, state } of frontier) {
+      for (const step of model.successors(state)) {
+        transitions++;
+        for (const v of step.violations) {
+          const name = `${v.property}: ${v.message}`;
+          if (seen.has(name)) continue;
+          seen.add(name);
+          violations.push({ ...v, trace: trace(id, step.label) });
+          if (options.stopAtFirst) return result(false);
+        }
+        const key = model.key(step.state);
+        if (visited.has(key)) continue;
+        const child = parent.length;
+        visited.set(key, child);
+        parent.push(id);
+        labels.push(step.label);
+        depthOf.push(depthOf[id] + 1);
+        depth = Math.max(depth, depthOf[id] + 1);
+        next.push({ id: child, state: step.state });
+        if (visited.size >= maxStates) return result(false);
+      }
+    }
+    frontier = next;
+  }
+  return result(true);
+}
