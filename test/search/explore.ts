@@ -43,8 +43,10 @@ export interface Exploration {
 }
 
 export interface ExploreOptions {
-  /** Stop at the first violation (a mutant is found). */
+  /** Stop at the first violation of a property not in `known` (a mutant is found). */
   readonly stopAtFirst?: boolean;
+  /** Properties whose violations are recorded but do not stop the search (known costs). */
+  readonly known?: readonly string[];
   /** Give up after this many states (the result then says `complete: false`). */
   readonly maxStates?: number;
 }
@@ -85,7 +87,7 @@ export function explore<S>(model: Model<S>, options: ExploreOptions = {}): Explo
           if (seen.has(name)) continue;
           seen.add(name);
           violations.push({ ...v, trace: trace(id, step.label) });
-          if (options.stopAtFirst) return result(false);
+          if (options.stopAtFirst && !options.known?.includes(v.property)) return result(false);
         }
         const key = model.key(step.state);
         if (visited.has(key)) continue;

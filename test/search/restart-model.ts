@@ -53,7 +53,7 @@ const SECOND = 1_000;
 const MAX_TTL = 3 * SECOND;
 const DRIFT = 0.01;
 /** Uptime is not tracked above this (s): every decision is the same from here on. */
-const AGE_CAP = 6;
+const AGE_CAP = 5;
 /** Ticks since a node's last data loss are not tracked above this. */
 const LOST_CAP = MAX_TTL / SECOND + 1;
 /** A horizon record covering less than the shortest lease is as good as none. */
@@ -67,8 +67,25 @@ export interface Scope {
   readonly attempts: number;
   readonly extensions: number;
   readonly evictions: number;
-  /** m1 may also ask a per-call ttl above maxTtl (refused by the library). */
-  readonly longTtl: boolean;
+  /** m1 asks a per-call ttl of 5 s, above maxTtl (refused by the library): besides, or instead of, its own. */
+  readonly longTtl: 'no' | 'also' | 'only';
+  /** The lock managers that exist (each starts at any step): some of m1, m2, g. */
+  readonly managers: readonly string[];
+  /** Nodes start fresh (empty, just started) rather than up for long. */
+  readonly fresh: boolean;
+  /** An attempt reaches exactly a quorum (`quorum`), or any quorum or more (`any`). */
+  readonly reach: 'quorum' | 'any';
+  /**
+   * Where lease horizons live: one hash per key prefix, shared by every fleet that uses the
+   * prefix (`prefix`, the library today), or one per fleet (`fleet`, keyed like the fence record).
+   */
+  readonly horizonKey: 'prefix' | 'fleet';
+  /** A survey may go unanswered by one node (a partition during admission). */
+  readonly partitions: boolean;
+  /** Restarts may keep the data (else every restart loses it). */
+  readonly keepData: boolean;
+  /** The nodes that may restart (by name); all those some manager lists when absent. */
+  readonly restartable?: readonly string[];
 }
 
 interface NodeSpec {
@@ -120,8 +137,8 @@ interface NodeState {
   born?: string;
   /** The lock key of `r`: owner value and ms left. */
   key?: { owner: string; left: number };
-  /** Lease horizons by run_id filed under: ms left. */
-  horizons: Record<string, number>;
+  /** Lease horizons each fleet filed, by run_id filed under: ms left. */
+  horizons: Record<string, number>[];
   /** Fence counter of `r` and the fence floor (shared by both fleets: one key prefix). */
   counter: number;
   floor: number;
@@ -175,12 +192,12 @@ export interface State {
 
 const runId = (s: State, n: number) => `${NODES[n].name}${s.nodes[n].inc}`;
 
-function initial(): State {
+function initial(scope: Scope): State {
   return {
     nodes: NODES.map(() => ({
       inc: 0,
-      age: 0,
-      horizons: {},
+      age: scope.fresh ? 0 : AGE_CAP,
+      horizons: FLEETS.map(() => ({})),
       counter: 0,
       floor: 0,
       fenced: FLEETS.map(() => undefined),
@@ -216,7 +233,7 @@ function clone(s: State): State {
     nodes: s.nodes.map((n) => ({
       ...n,
       key: n.key && { ...n.key },
-      horizons: { ...n.horizons },
+      horizons: n.horizons.map((h) => ({ ...h })),
       fenced: [...n.fenced],
     })),
     managers: s.managers.map((m) => ({
@@ -231,10 +248,14 @@ function clone(s: State): State {
 
 function key(s: State): string {
   const nodes = s.nodes.map((n) => {
-    const h = Object.keys(n.horizons)
-      .sort()
-      .map((id) => `${id}=${n.horizons[id]}`)
-      .join(',');
+    const h = n.horizons
+      .map((hs) =>
+        Object.keys(hs)
+          .sort()
+          .map((id) => `${id}=${hs[id]}`)
+          .join(','),
+      )
+      .join('/');
     const k = n.key ? `${n.key.owner}:${n.key.left}` : '';
     return `${n.inc}.${n.age}.${n.born ?? ''}.${k}.${h}.${n.counter}.${n.floor}.${n.fenced.join('/')}.${n.stamp ?? ''}.${n.lostAgo}.${+n.floorLost}`;
   });
@@ -280,6 +301,12 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
   /** The longest a restarted node may be kept out after its restart (bounded-wait). */
   const waitBound = Math.ceil(MAX_TTL * (1 + DRIFT)) + 2 + SECOND;
 
+  /** The node sets an attempt may reach (the others fail during it). */
+  const reaches = (fleet: FleetSpec) =>
+    subsets(fleet.nodes, fleet.quorum).filter(
+      (set) => scope.reach === 'any' || set.length === fleet.quorum,
+    );
+
   /** A manager admits its member `j` (node `n`): under M1 it also stamps the node. */
   function admit(s: State, member: MemberState, n: number) {
     member.state = 'voting';
@@ -287,15 +314,27 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
     if (rules.stamps) s.nodes[n].stamp = runId(s, n);
   }
 
-  /** What node `n` answers to a survey of fleet `f` (STANDING_SCRIPT, then nodeFacts). */
-  function facts(s: State, n: number, f: number): ModelFacts {
+  /**
+   * What node `n` answers to a survey of fleet `f` (STANDING_SCRIPT, then nodeFacts): the
+   * horizons in the hash it reads, which holds every fleet's with `horizonKey: 'prefix'`; with
+   * `own`, only those fleet `f` filed (what a per-fleet hash would hold).
+   */
+  function facts(s: State, n: number, f: number, own = scope.horizonKey === 'fleet'): ModelFacts {
     const node = s.nodes[n];
     const id = runId(s, n);
+    const horizons: Record<string, number> = { ...node.horizons[f] };
+    if (!own) {
+      for (const other of node.horizons) {
+        for (const [run, left] of Object.entries(other)) {
+          horizons[run] = Math.max(horizons[run] ?? 0, left);
+        }
+      }
+    }
     const reply = {
       runId: id,
       uptimeSeconds: node.age,
       born: node.born,
-      horizons: { ...node.horizons },
+      horizons,
       floor: node.floor,
       fenced: node.fenced[f],
     };
@@ -315,7 +354,8 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
     const open = (j: number) =>
       m0.members[j].state !== 'voting' || (spec.fenced && m0.members[j].fence !== 'complete');
     // Every node answers, or all but one (a partition during admission).
-    for (const answered of subsets(fleet.nodes, fleet.nodes.length - 1)) {
+    const min = scope.partitions ? fleet.nodes.length - 1 : fleet.nodes.length;
+    for (const answered of subsets(fleet.nodes, min)) {
       const js = answered.map((n) => fleet.nodes.indexOf(n));
       if (!js.some(open)) continue;
       const s = clone(s0);
@@ -332,7 +372,7 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
         if (member.state !== 'voting') {
           const d = rules.admission(read, j, rule);
           const age = s.nodes[n].age * SECOND;
-          if (d.voteInMs > waitBound - age) {
+          if (d.voteInMs > Math.max(0, waitBound - age)) {
             violations.push({
               property: 'bounded-wait',
               message: `${spec.name} keeps ${NODES[n].name} (up ${age} ms) out for ${d.voteInMs} ms (${d.why})`,
@@ -342,7 +382,7 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
           const margin = owed > 0 ? Math.ceil(owed * (1 + DRIFT)) + 2 : 0;
           if (d.voteInMs > margin && (all || d.why !== 'uninformed')) {
             violations.push({
-              property: 'protects-nothing',
+              property: blame(s, mi, j, answered, rule, margin),
               message: `${spec.name} keeps ${NODES[n].name} out for ${d.voteInMs} ms (${d.why}) when its fleet's leases before its restart end in ${owed} ms`,
             });
           }
@@ -370,6 +410,42 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
     }
   }
 
+  /**
+   * Whose horizons made a wait protect nothing (the decision is asked again, each time with
+   * fewer horizons): `other-fleet-wait` when, with only the horizons its own fleet filed, the
+   * node would not have waited; `other-restart-wait` when, with only those filed under its own
+   * earlier run_ids (and the current ones, which the rule ignores), it would not have; else
+   * `protects-nothing`. The first two are costs of what the rule can tell (README of the search).
+   */
+  function blame(
+    s: State,
+    mi: number,
+    j: number,
+    answered: readonly number[],
+    rule: RestartRule,
+    margin: number,
+  ): string {
+    const spec = MANAGERS[mi];
+    const fleet = FLEETS[spec.fleet];
+    const n = fleet.nodes[j];
+    const own = fleet.nodes.map((x) =>
+      answered.includes(x) ? facts(s, x, spec.fleet, true) : undefined,
+    );
+    if (rules.admission(own, j, rule).voteInMs <= margin) return 'other-fleet-wait';
+    // Run_ids of other nodes' earlier incarnations: what a restart of another node left behind.
+    const current = new Set(NODES.map((_, x) => runId(s, x)));
+    const othersOld = (id: string) => !current.has(id) && !id.startsWith(NODES[n].name);
+    const mine = own.map(
+      (f) =>
+        f && {
+          ...f,
+          horizons: Object.fromEntries(Object.entries(f.horizons).filter(([id]) => !othersOld(id))),
+        },
+    );
+    if (rules.admission(mine, j, rule).voteInMs <= margin) return 'other-restart-wait';
+    return 'protects-nothing';
+  }
+
   /** cover() on the nodes reached: a horizon before any vote counts (membership.ts). */
   function cover(s: State, mi: number, ttl: number, reach: readonly number[]) {
     const spec = MANAGERS[mi];
@@ -381,7 +457,8 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
       const member = m.members[fleet.nodes.indexOf(n)];
       if (member.coveredUntil >= ttl + ttl / 4) continue;
       const node = s.nodes[n];
-      for (const id of ids) node.horizons[id] = Math.max(node.horizons[id] ?? 0, window);
+      const filed = node.horizons[spec.fleet];
+      for (const id of ids) filed[id] = Math.max(filed[id] ?? 0, window);
       node.born ??= runId(s, n);
       member.coveredUntil = Math.max(member.coveredUntil, coverEnd(0, window, DRIFT));
       for (const x of fleet.nodes) {
@@ -393,14 +470,15 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
   function* acquire(s0: State, mi: number): Generator<Step<State>> {
     const spec = MANAGERS[mi];
     const fleet = FLEETS[spec.fleet];
-    const ttls = scope.longTtl && spec.longTtl ? [spec.ttl, spec.longTtl] : [spec.ttl];
+    const long = spec.longTtl === undefined ? 'no' : scope.longTtl;
+    const ttls = { no: [spec.ttl], also: [spec.ttl, spec.longTtl!], only: [spec.longTtl!] }[long];
     for (const ttl of ttls) {
       try {
         rules.assertLeaseTtl(ttl, MAX_TTL);
       } catch {
         continue; // refused: no attempt
       }
-      for (const reach of subsets(fleet.nodes, fleet.quorum)) {
+      for (const reach of reaches(fleet)) {
         const s = clone(s0);
         const m = s.managers[mi];
         s.attempts++;
@@ -457,7 +535,7 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
   function* extend(s0: State, mi: number): Generator<Step<State>> {
     const spec = MANAGERS[mi];
     const fleet = FLEETS[spec.fleet];
-    for (const reach of subsets(fleet.nodes, fleet.quorum)) {
+    for (const reach of reaches(fleet)) {
       const s = clone(s0);
       const m = s.managers[mi];
       const lease = m.lease!;
@@ -509,7 +587,7 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
       Object.assign(node, {
         born: undefined,
         key: undefined,
-        horizons: {},
+        horizons: FLEETS.map(() => ({})),
         counter: 0,
         floor: 0,
         fenced: FLEETS.map(() => undefined),
@@ -552,8 +630,8 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
       node.age = Math.min(AGE_CAP, node.age + 1);
       node.lostAgo = Math.min(LOST_CAP, node.lostAgo + 1);
       if (node.key && (node.key.left -= SECOND) <= 0) node.key = undefined;
-      for (const id of Object.keys(node.horizons)) {
-        if ((node.horizons[id] -= SECOND) <= 0) delete node.horizons[id];
+      for (const filed of node.horizons) {
+        for (const id of Object.keys(filed)) if ((filed[id] -= SECOND) <= 0) delete filed[id];
       }
     }
     MANAGERS.forEach((spec, mi) => {
@@ -573,9 +651,16 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
     return { label: 'a second passes', state: s, violations: [] };
   }
 
+  /** The managers in the scope, and the nodes some of them list. */
+  const inScope = MANAGERS.map((m) => scope.managers.includes(m.name));
+  const listed = NODES.map((_, n) =>
+    MANAGERS.some((m, mi) => inScope[mi] && FLEETS[m.fleet].nodes.includes(n)),
+  );
+
   function* successors(s: State): Generator<Step<State>> {
     yield tick(s);
     for (let mi = 0; mi < MANAGERS.length; mi++) {
+      if (!inScope[mi]) continue;
       const m = s.managers[mi];
       if (!m.started) {
         const started = clone(s);
@@ -593,7 +678,10 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
     }
     if (s.restarts < scope.restarts) {
       for (let n = 0; n < NODES.length; n++) {
-        yield restart(s, n, true);
+        if (!listed[n] || !(scope.restartable ?? [NODES[n].name]).includes(NODES[n].name)) {
+          continue;
+        }
+        if (scope.keepData) yield restart(s, n, true);
         if (mayLose(s, n)) yield restart(s, n, false);
       }
     }
@@ -604,7 +692,7 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
     }
   }
 
-  return { initial: initial(), key, successors };
+  return { initial: initial(scope), key, successors };
 }
 
 /** What a scope covers, in one line (for the reports). */
@@ -612,6 +700,6 @@ export function describeScope(scope: Scope): string {
   return (
     `${scope.name}: nodes a(durable config) b(volatile-lru) c(shared) d; fleets F=[a,b,c] (m1 ttl 3 s fenced, m2 ttl 1 s) ` +
     `and G=[c,d] (g ttl 3 s); maxTtl 3 s; ≤ ${scope.restarts} restarts (keep or lose data), ≤ ${scope.attempts} attempts, ` +
-    `≤ ${scope.extensions} extensions, ≤ ${scope.evictions} evictions${scope.longTtl ? ', m1 also asks a 5 s ttl' : ''}`
+    `≤ ${scope.extensions} extensions, ≤ ${scope.evictions} evictions${scope.longTtl === 'no' ? '' : `, m1 asks a 5 s ttl (${scope.longTtl})`}`
   );
 }
