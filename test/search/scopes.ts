@@ -29,6 +29,7 @@ export const CI_SCOPES: readonly Scope[] = [
     name: 'fresh',
     managers: ['m1', 'm2'],
     restarts: 0,
+    attempts: 1,
     fresh: true,
     partitions: true,
   },
