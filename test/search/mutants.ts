@@ -40,7 +40,10 @@ export const MUTANTS: readonly Mutant[] = [
     id: 'M2',
     what: "settled after the lock manager's own ttl instead of the shared maxTtl",
     property: 'one-holder',
-    rules: { ...REAL_RULES, restartRule: (shared, manager) => ({ ...shared, maxTtl: manager.ttl }) },
+    rules: {
+      ...REAL_RULES,
+      restartRule: (shared, manager) => ({ ...shared, maxTtl: manager.ttl }),
+    },
   },
   {
     id: 'M3',

@@ -1,4 +1,10 @@
-import { coveredUntil as coverEnd, fleetId, horizonWindow, nodeFacts, votes } from '../../lib/core/membership';
+import {
+  coveredUntil as coverEnd,
+  fleetId,
+  horizonWindow,
+  nodeFacts,
+  votes,
+} from '../../lib/core/membership';
 import type { RestartRule } from '../../lib/core/quarantine';
 import type { Model, Step, Violation } from './explore';
 import { REAL_RULES, type ModelFacts, type Rules } from './rules';
@@ -264,7 +270,9 @@ function key(s: State): string {
     const members = m.members
       .map((x) => `${x.state[0]}${x.voteAt}${x.fence[0]}${x.coveredUntil}`)
       .join(',');
-    const l = m.lease ? `${m.lease.owner}:${m.lease.left}:${m.lease.ttl}:${m.lease.token ?? ''}` : '';
+    const l = m.lease
+      ? `${m.lease.owner}:${m.lease.left}:${m.lease.ttl}:${m.lease.token ?? ''}`
+      : '';
     return `${members}|${l}|${m.seq}`;
   });
   return [

@@ -58,11 +58,23 @@ export const CI_SCOPES: readonly Scope[] = [
 export const MUTANT_SCOPES: Readonly<Record<string, Scope>> = {
   M1: { ...base, name: 'M1: c shared, restarts', managers: ['m1', 'm2', 'g'], restartable: ['c'] },
   M2: { ...base, name: 'M2: two ttls, a restarts', managers: ['m1', 'm2'], restartable: ['a'] },
-  M3: { ...base, name: 'M3: a (durable config) restarts', managers: ['m1', 'm2'], restartable: ['a'] },
+  M3: {
+    ...base,
+    name: 'M3: a (durable config) restarts',
+    managers: ['m1', 'm2'],
+    restartable: ['a'],
+  },
   M4: CI_SCOPES[1],
   M5: CI_SCOPES[0],
   M6a: CI_SCOPES[0],
-  M6b: { ...base, name: 'M6b: a restarts keeping its data', managers: ['m1'], attempts: 1, keepData: true, restartable: ['a'] },
+  M6b: {
+    ...base,
+    name: 'M6b: a restarts keeping its data',
+    managers: ['m1'],
+    attempts: 1,
+    keepData: true,
+    restartable: ['a'],
+  },
   M6c: {
     ...base,
     name: 'M6c: m1 asks 5 s, a restarts',

@@ -1,7 +1,7 @@
 import { explore, type Exploration } from '../search/explore';
 import { MUTANTS } from '../search/mutants';
 import { describeScope, restartModel } from '../search/restart-model';
-import { CI_SCOPES, MUTANT_SCOPES } from '../search/scopes';
+import { CI_SCOPES, LARGE_SCOPES, MUTANT_SCOPES } from '../search/scopes';
 
 /**
  * Issue 23 deliverable 5: the exhaustive search of restart admission (test/search), in CI scopes.
@@ -15,6 +15,9 @@ import { CI_SCOPES, MUTANT_SCOPES } from '../search/scopes';
  * run_id of another node that restarted too (`other-restart-wait`). docs/restart-search.md.
  */
 const KNOWN = ['other-fleet-wait', 'other-restart-wait'];
+/** `npm run search:restart` (scripts/restart-search.mjs): the larger scopes instead. */
+const large = process.env.RESTART_SEARCH === 'large';
+const ci = large ? describe.skip : describe;
 
 function summary(name: string, r: Exploration): string {
   const by: Record<string, number> = {};
@@ -34,9 +37,11 @@ const search = (scope: (typeof CI_SCOPES)[number]) => {
   }
   return result;
 };
-afterAll(() => console.log(`restart search (CI scopes)\n${report.join('\n')}`));
+afterAll(() =>
+  console.log(`restart search (${large ? 'larger' : 'CI'} scopes)\n${report.join('\n')}`),
+);
 
-describe('restart search: the real rule, every interleaving in the CI scopes', () => {
+ci('restart search: the real rule, every interleaving in the CI scopes', () => {
   it.each(CI_SCOPES.map((scope) => [scope.name, scope] as const))(
     '%s: no violation',
     (_, scope) => {
@@ -57,7 +62,7 @@ describe('restart search: the real rule, every interleaving in the CI scopes', (
   });
 });
 
-describe('restart search: every fix of issue 23, reverted, is found', () => {
+ci('restart search: every fix of issue 23, reverted, is found', () => {
   it.each(MUTANTS.map((m) => [m.id, m] as const))('%s', (id, mutant) => {
     const scope = MUTANT_SCOPES[id];
     const result = explore(restartModel(scope, mutant.rules), { stopAtFirst: true, known: KNOWN });
@@ -68,4 +73,20 @@ describe('restart search: every fix of issue 23, reverted, is found', () => {
     );
     expect(found?.property).toBe(mutant.property);
   });
+});
+
+(large ? describe : describe.skip)('restart search: the real rule in the larger scopes', () => {
+  it.each(LARGE_SCOPES.map((scope) => [scope.name, scope] as const))(
+    '%s: no violation',
+    (_, scope) => {
+      const result = explore(restartModel(scope), { compact: true, depthFirst: true });
+      report.push(summary(describeScope(scope), result));
+      expect(result.complete).toBe(true);
+      const broken = result.violations.filter((v) => !KNOWN.includes(v.property));
+      expect(broken.map((v) => `${v.property}: ${v.message}\n  ${v.trace.join('\n  ')}`)).toEqual(
+        [],
+      );
+    },
+    6 * 3_600_000,
+  );
 });
