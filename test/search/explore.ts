@@ -4,8 +4,8 @@
  * first counterexample found for a property is a shortest one.
  */
 export interface Step<S> {
-  /** What happened, for the trace. */
-  readonly label: string;
+  /** What happened, for the trace (a function: only built for states kept, and traces). */
+  readonly label: string | (() => string);
   readonly state: S;
   /** Properties this step broke (empty: none). */
   readonly violations: readonly Violation[];
@@ -75,6 +75,8 @@ export function hash64(text: string): string {
   return ((a >>> 0) * 4294967296 + (b >>> 0)).toString(36);
 }
 
+const text = (label: Step<unknown>['label']) => (typeof label === 'string' ? label : label());
+
 export function explore<S>(model: Model<S>, options: ExploreOptions = {}): Exploration {
   if (options.depthFirst) return exploreDepthFirst(model, options);
   const started = Date.now();
@@ -112,7 +114,7 @@ export function explore<S>(model: Model<S>, options: ExploreOptions = {}): Explo
           const name = `${v.property}: ${v.message}`;
           if (seen.has(name)) continue;
           seen.add(name);
-          violations.push({ ...v, trace: trace(id, step.label) });
+          violations.push({ ...v, trace: trace(id, text(step.label)) });
           if (options.stopAtFirst && !options.known?.includes(v.property)) return result(false);
         }
         const key = idOf(step.state);
@@ -120,7 +122,7 @@ export function explore<S>(model: Model<S>, options: ExploreOptions = {}): Explo
         const child = parent.length;
         visited.set(key, child);
         parent.push(id);
-        labels.push(step.label);
+        labels.push(text(step.label));
         depthOf.push(depthOf[id] + 1);
         depth = Math.max(depth, depthOf[id] + 1);
         next.push({ id: child, state: step.state });
@@ -165,14 +167,14 @@ function exploreDepthFirst<S>(model: Model<S>, options: ExploreOptions): Explora
       const name = `${v.property}: ${v.message}`;
       if (seen.has(name)) continue;
       seen.add(name);
-      violations.push({ ...v, trace: [...path.slice(1).map((p) => p.label), step.label] });
+      violations.push({ ...v, trace: [...path.slice(1).map((p) => p.label), text(step.label)] });
       if (options.stopAtFirst && !options.known?.includes(v.property)) return result(false);
     }
     const key = idOf(step.state);
     if (visited.has(key)) continue;
     visited.add(key);
     if (visited.size >= maxStates) return result(false);
-    path.push({ label: step.label, next: model.successors(step.state)[Symbol.iterator]() });
+    path.push({ label: text(step.label), next: model.successors(step.state)[Symbol.iterator]() });
     depth = Math.max(depth, path.length - 1);
   }
   return result(true);

@@ -413,7 +413,8 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
           } else member.fence = plan.kind;
         }
       }
-      const label = `${spec.name} surveys${all ? '' : ` (${fleet.nodes.filter((n) => !answered.includes(n)).map((n) => NODES[n].name)} silent)`}: ${m.members.map((x, j) => `${NODES[fleet.nodes[j]].name}=${x.state === 'waiting' ? `wait ${x.voteAt}` : x.state}${spec.fenced ? `/${x.fence}` : ''}`).join(' ')}`;
+      const label = () =>
+        `${spec.name} surveys${all ? '' : ` (${fleet.nodes.filter((n) => !answered.includes(n)).map((n) => NODES[n].name)} silent)`}: ${m.members.map((x, j) => `${NODES[fleet.nodes[j]].name}=${x.state === 'waiting' ? `wait ${x.voteAt}` : x.state}${spec.fenced ? `/${x.fence}` : ''}`).join(' ')}`;
       yield { label, state: s, violations };
     }
   }
@@ -534,7 +535,8 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
             message: `${spec.name} holds r while ${others.map((o) => o.name)} holds it${s.evicted === 2 ? ' (after an eviction nobody was warned about)' : ''}`,
           });
         }
-        const label = `${names}: granted on ${set.map((n) => NODES[n].name)}${token === undefined ? '' : `, token ${token}`}`;
+        const label = () =>
+          `${names}: granted on ${set.map((n) => NODES[n].name)}${token === undefined ? '' : `, token ${token}`}`;
         yield { label, state: s, violations };
       }
     }

@@ -21,8 +21,8 @@ const base: Omit<Scope, 'name' | 'managers'> = {
 export const CI_SCOPES: readonly Scope[] = [
   // Fence floors: a restart of `a` losing its data, surveys a node does not answer.
   { ...base, name: 'fencing', managers: ['m1'], restartable: ['a'], partitions: true },
-  // Eviction on the volatile-lru node, two ttls.
-  { ...base, name: 'eviction', managers: ['m1', 'm2'], restarts: 0, evictions: 1 },
+  // Eviction on the volatile-lru node, two ttls, an extension.
+  { ...base, name: 'eviction', managers: ['m1', 'm2'], restarts: 0, evictions: 1, extensions: 1 },
   // A fresh fleet (every node just started, empty), managers starting at any step, partitions.
   {
     ...base,
@@ -52,6 +52,8 @@ export const CI_SCOPES: readonly Scope[] = [
     restartable: ['a', 'd'],
     horizonKey: 'fleet',
   },
+  // A fresh fleet sharing node c with another: usable at once?
+  { ...base, name: 'fresh, shared', managers: ['m1', 'g'], restarts: 0, attempts: 1, fresh: true },
 ];
 
 /** Where each mutant is looked for: the smallest scope whose search finds it. */

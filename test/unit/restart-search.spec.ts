@@ -54,11 +54,13 @@ ci('restart search: the real rule, every interleaving in the CI scopes', () => {
     },
   );
 
-  it('another fleet sharing a node delays this fleet (known, reported): found with one horizon hash per key prefix, gone with one per fleet', () => {
-    const shared = search(CI_SCOPES[3]);
-    const perFleet = search(CI_SCOPES[4]);
-    expect(shared.violations.some((v) => v.property === 'other-fleet-wait')).toBe(true);
-    expect(perFleet.violations).toEqual([]);
+  it('another fleet sharing a node delays this fleet, fresh or restarted (known, reported): found with one horizon hash per key prefix, gone with one per fleet', () => {
+    const fresh = CI_SCOPES[5];
+    for (const scope of [CI_SCOPES[3], fresh]) {
+      expect(search(scope).violations.some((v) => v.property === 'other-fleet-wait')).toBe(true);
+    }
+    expect(search(CI_SCOPES[4]).violations).toEqual([]);
+    expect(explore(restartModel({ ...fresh, horizonKey: 'fleet' })).violations).toEqual([]);
   });
 });
 
