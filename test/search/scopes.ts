@@ -87,17 +87,26 @@ export const MUTANT_SCOPES: Readonly<Record<string, Scope>> = {
 };
 
 /**
- * Larger scopes (npm run search:restart): every lock manager, every node may restart keeping or
- * losing its data, partitions, eviction, extension and the ttl above maxTtl together.
+ * Larger scopes (npm run search:restart, minutes each): the three lock managers of both fleets
+ * with restarts of the shared node; two ttls with restarts of any node of F, eviction, partitions
+ * and a ttl above maxTtl asked; and every mutant's scope with the real rule.
  */
 export const LARGE_SCOPES: readonly Scope[] = [
   {
     ...base,
-    name: 'large',
+    name: 'large: m1, m2, g; c restarts keeping or losing its data',
     managers: ['m1', 'm2', 'g'],
+    restartable: ['c'],
+    keepData: true,
+  },
+  {
+    ...base,
+    name: 'large: m1, m2; a, b or c restarts keeping or losing its data; eviction; partitions; 5 s asked',
+    managers: ['m1', 'm2'],
+    restartable: ['a', 'b', 'c'],
+    keepData: true,
     evictions: 1,
     partitions: true,
-    keepData: true,
     longTtl: 'also',
   },
   ...Object.values(MUTANT_SCOPES).filter((scope) => !CI_SCOPES.includes(scope)),
