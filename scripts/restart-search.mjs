@@ -7,6 +7,7 @@
  * CI runs the same spec in its small scopes (npm test). docs/restart-search.md has the figures.
  *
  *   npm run search:restart
+ *   RESTART_SEARCH_ONLY=M6b npm run search:restart   # the scopes whose name contains M6b
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';

@@ -705,11 +705,21 @@ export function restartModel(scope: Scope, rules: Rules = REAL_RULES): Model<Sta
   return { initial: initial(scope), key, successors };
 }
 
-/** What a scope covers, in one line (for the reports). */
+/** What a scope covers, in one line (for the reports); the fleet is the module header's. */
 export function describeScope(scope: Scope): string {
-  return (
-    `${scope.name}: nodes a(durable config) b(volatile-lru) c(shared) d; fleets F=[a,b,c] (m1 ttl 3 s fenced, m2 ttl 1 s) ` +
-    `and G=[c,d] (g ttl 3 s); maxTtl 3 s; ≤ ${scope.restarts} restarts (keep or lose data), ≤ ${scope.attempts} attempts, ` +
-    `≤ ${scope.extensions} extensions, ≤ ${scope.evictions} evictions${scope.longTtl === 'no' ? '' : `, m1 asks a 5 s ttl (${scope.longTtl})`}`
-  );
+  const restartable = scope.restartable ?? NODES.map((n) => n.name);
+  const parts = [
+    `managers ${scope.managers.join(', ')}`,
+    scope.restarts > 0
+      ? `≤ ${scope.restarts} restart of ${restartable.join('/')} (${scope.keepData ? 'keeping or losing' : 'losing'} its data)`
+      : 'no restart',
+    `≤ ${scope.attempts} attempts (reaching ${scope.reach === 'quorum' ? 'a quorum' : 'a quorum or more'})`,
+    scope.extensions > 0 && `≤ ${scope.extensions} extension`,
+    scope.evictions > 0 && `≤ ${scope.evictions} eviction`,
+    scope.partitions && 'partitions',
+    scope.fresh && 'fresh fleet',
+    scope.longTtl !== 'no' && `m1 asks 5 s (${scope.longTtl})`,
+    scope.horizonKey === 'fleet' && 'horizons per fleet',
+  ];
+  return `${scope.name} [${parts.filter(Boolean).join('; ')}]`;
 }

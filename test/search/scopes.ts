@@ -88,8 +88,8 @@ export const MUTANT_SCOPES: Readonly<Record<string, Scope>> = {
 
 /**
  * Larger scopes (npm run search:restart, minutes each): the three lock managers of both fleets
- * with restarts of the shared node; two ttls with restarts of any node of F, eviction, partitions
- * and a ttl above maxTtl asked; and every mutant's scope with the real rule.
+ * with restarts of the shared node; two ttls with restarts of the durable-config node or the
+ * shared one and partitions; and every mutant's scope with the real rule.
  */
 export const LARGE_SCOPES: readonly Scope[] = [
   {
@@ -101,13 +101,11 @@ export const LARGE_SCOPES: readonly Scope[] = [
   },
   {
     ...base,
-    name: 'large: m1, m2; a, b or c restarts keeping or losing its data; eviction; partitions; 5 s asked',
+    name: 'large: m1, m2; a or c restarts keeping or losing its data; partitions',
     managers: ['m1', 'm2'],
-    restartable: ['a', 'b', 'c'],
+    restartable: ['a', 'c'],
     keepData: true,
-    evictions: 1,
     partitions: true,
-    longTtl: 'also',
   },
   ...Object.values(MUTANT_SCOPES).filter((scope) => !CI_SCOPES.includes(scope)),
 ];
