@@ -18,12 +18,14 @@ import { REAL_RULES, type ModelFacts, type Rules } from './rules';
  *
  * The fleet (fixed for every scope):
  * - nodes `a` (appendonly + appendfsync always, noeviction), `b` (plain, volatile-lru: evicts),
- *   `c` (plain, noeviction) and `d` (plain, noeviction); all start fresh (empty, up 0 s);
+ *   `c` (plain, noeviction) and `d` (plain, noeviction); all empty and up for long, or (scope
+ *   `fresh`) just started;
  * - fleet F = [a, b, c], quorum 2: managers `m1` (ttl 3 s = maxTtl, fenced; with `longTtl` it
  *   also asks a per-call ttl of 5 s, above maxTtl, which the library refuses) and `m2` (ttl 1 s);
  * - fleet G = [c, d], quorum 2: manager `g` (ttl 3 s). It shares node `c` with F, with the same
  *   key prefix (so its keys, horizons and marker land in F's), and its own node list.
- * maxTtl 3 s and driftFactor 0.01 for every manager. Every manager starts at any step.
+ * maxTtl 3 s and driftFactor 0.01 for every manager. Every manager starts at any step. A scope
+ * (scopes.ts) says which managers exist, which nodes may restart, and the budgets.
  *
  * State is kept relative to "now": every expiry is stored as ms left, so a state recurs once
  * time has passed it by, and the budgets (restarts, attempts, extensions, evictions) bound the
@@ -52,7 +54,10 @@ import { REAL_RULES, type ModelFacts, type Rules } from './rules';
  *   rule's drift margin). Such a horizon is what a lease granted or extended with X's vote before
  *   its restart leaves behind (a lock manager records it before X's vote counts); no such horizon
  *   left means no lease X could have lost, so any wait protects nothing. The model keeps this as
- *   ghost state (`owed`), which no restart erases.
+ *   ghost state (`owed`), which no restart erases. Two causes of such a wait are costs the rule
+ *   cannot avoid as it stands, told apart by `blame` and reported under their own names:
+ *   `other-fleet-wait` (horizons another fleet filed in the hash both share) and
+ *   `other-restart-wait` (horizons filed under another restarted node's earlier run_id).
  */
 
 const SECOND = 1_000;
