@@ -1,0 +1,97 @@
+import { explore, type Exploration } from '../search/explore';
+import { MUTANTS } from '../search/mutants';
+import { describeScope, restartModel } from '../search/restart-model';
+import { CI_SCOPES, LARGE_SCOPES, MUTANT_SCOPES } from '../search/scopes';
+
+/**
+ * Issue 23 deliverable 5: the exhaustive search of restart admission (test/search), in CI scopes.
+ * The library's own decisions must give no violation in any of them; each fix of issue 23,
+ * reverted (test/search/mutants.ts), must be found. The larger scopes run with
+ * `npm run search:restart` (docs/restart-search.md has the figures).
+ *
+ * Two costs of the rule are not counted as violations, only reported: a restarted node waiting
+ * for the horizons another fleet filed in the hash it shares (`other-fleet-wait`, gone with one
+ * hash per fleet: the 'horizons per fleet' scope), and for horizons filed under the earlier
+ * run_id of another node that restarted too (`other-restart-wait`). docs/restart-search.md.
+ */
+const KNOWN = ['other-fleet-wait', 'other-restart-wait'];
+/** `npm run search:restart` (scripts/restart-search.mjs): the larger scopes instead. */
+const large = process.env.RESTART_SEARCH === 'large';
+const ci = large ? describe.skip : describe;
+
+function summary(name: string, r: Exploration): string {
+  const by: Record<string, number> = {};
+  for (const v of r.violations) by[v.property] = (by[v.property] ?? 0) + 1;
+  return `${name}: ${r.states} states, ${r.transitions} transitions, depth ${r.depth}, ${r.ms} ms, ${JSON.stringify(by)}`;
+}
+
+const report: string[] = [];
+/** Each CI scope's search, run once. */
+const searched = new Map<string, Exploration>();
+const search = (scope: (typeof CI_SCOPES)[number]) => {
+  let result = searched.get(scope.name);
+  if (result === undefined) {
+    result = explore(restartModel(scope));
+    searched.set(scope.name, result);
+    report.push(summary(describeScope(scope), result));
+  }
+  return result;
+};
+afterAll(() =>
+  console.log(`restart search (${large ? 'larger' : 'CI'} scopes)\n${report.join('\n')}`),
+);
+
+ci('restart search: the real rule, every interleaving in the CI scopes', () => {
+  it.each(CI_SCOPES.map((scope) => [scope.name, scope] as const))(
+    '%s: no violation',
+    (_, scope) => {
+      const result = search(scope);
+      expect(result.complete).toBe(true);
+      const broken = result.violations.filter((v) => !KNOWN.includes(v.property));
+      expect(broken.map((v) => `${v.property}: ${v.message}\n  ${v.trace.join('\n  ')}`)).toEqual(
+        [],
+      );
+    },
+  );
+
+  it('another fleet sharing a node delays this fleet, fresh or restarted (known, reported): found with one horizon hash per key prefix, gone with one per fleet', () => {
+    const fresh = CI_SCOPES[5];
+    for (const scope of [CI_SCOPES[3], fresh]) {
+      expect(search(scope).violations.some((v) => v.property === 'other-fleet-wait')).toBe(true);
+    }
+    expect(search(CI_SCOPES[4]).violations).toEqual([]);
+    expect(explore(restartModel({ ...fresh, horizonKey: 'fleet' })).violations).toEqual([]);
+  });
+});
+
+ci('restart search: every fix of issue 23, reverted, is found', () => {
+  it.each(MUTANTS.map((m) => [m.id, m] as const))('%s', (id, mutant) => {
+    const scope = MUTANT_SCOPES[id];
+    const result = explore(restartModel(scope, mutant.rules), { stopAtFirst: true, known: KNOWN });
+    const found = result.violations.find((v) => !KNOWN.includes(v.property));
+    report.push(
+      `${id} (${mutant.what}) in ${scope.name}: ${found ? `${found.property} after ${found.trace.length} steps` : 'NOT FOUND'}, ${result.states} states, ${result.ms} ms` +
+        (found ? `\n  ${found.trace.join('\n  ')}` : ''),
+    );
+    expect(found?.property).toBe(mutant.property);
+  });
+});
+
+(large ? describe : describe.skip)('restart search: the real rule in the larger scopes', () => {
+  // RESTART_SEARCH_ONLY=<part of a scope's name>: that scope alone.
+  const only = process.env.RESTART_SEARCH_ONLY;
+  const scopes = LARGE_SCOPES.filter((scope) => only === undefined || scope.name.includes(only));
+  it.each(scopes.map((scope) => [scope.name, scope] as const))(
+    '%s: no violation',
+    (_, scope) => {
+      const result = explore(restartModel(scope), { compact: true, depthFirst: true });
+      report.push(summary(describeScope(scope), result));
+      expect(result.complete).toBe(true);
+      const broken = result.violations.filter((v) => !KNOWN.includes(v.property));
+      expect(broken.map((v) => `${v.property}: ${v.message}\n  ${v.trace.join('\n  ')}`)).toEqual(
+        [],
+      );
+    },
+    6 * 3_600_000,
+  );
+});
