@@ -87,8 +87,10 @@ export interface Scope {
   /** An attempt reaches exactly a quorum (`quorum`), or any quorum or more (`any`). */
   readonly reach: 'quorum' | 'any';
   /**
-   * Where lease horizons live: one hash per key prefix, shared by every fleet that uses the
-   * prefix (`prefix`, the library today), or one per fleet (`fleet`, keyed like the fence record).
+   * Where lease horizons live: one hash per fleet (`fleet`, keyed like the fence record: the
+   * library, membership.ts standingKeys), or one per key prefix shared by every fleet that uses
+   * the prefix (`prefix`: the layout before the search found `other-fleet-wait`, kept to show
+   * that its revert is found).
    */
   readonly horizonKey: 'prefix' | 'fleet';
   /** A survey may go unanswered by one node (a partition during admission). */
