@@ -25,6 +25,14 @@ const option = (name, fallback) => {
 };
 
 const ENDPOINTS = ['plain', 'using', 'locked'];
+// Not run unless named in --endpoints: `intercepted`, the plain handler behind a pass-through
+// interceptor (what Nest's interceptor pipeline itself costs, in our app only).
+// --apps ours,anchan and --endpoints plain,using,locked narrow the run (a profile of one path);
+// --profile runs the apps under --cpu-prof (bench/results/profiles; read them with
+// bench/lib/cpuprofile-top.mjs).
+const APPS = option('--apps', 'ours,anchan').split(',');
+const ONLY = option('--endpoints', ENDPOINTS.join(',')).split(',');
+const profile = argv.includes('--profile');
 
 if (option('--serve') !== undefined) {
   await serve(option('--serve'), Number(option('--port')), option('--nodes').split(','));
@@ -45,14 +53,14 @@ async function main() {
   const servers = [];
   try {
     const apps = {};
-    for (const name of ['ours', 'anchan']) {
+    for (const name of APPS) {
       const { child, port } = await startServer(name, fleet.urls);
       servers.push(child);
       apps[name] = port;
     }
     const targets = [];
-    for (const app of ['ours', 'anchan']) {
-      for (const endpoint of ENDPOINTS) targets.push({ app, endpoint, port: apps[app] });
+    for (const app of APPS) {
+      for (const endpoint of ONLY) targets.push({ app, endpoint, port: apps[app] });
     }
     // Warm-up: JIT, connections, scripts loaded on every node.
     for (const target of targets) await load(autocannon, target, 2, connections);
@@ -76,7 +84,8 @@ async function main() {
           new Promise((resolve) => {
             child.removeAllListeners('exit');
             child.once('exit', resolve);
-            child.kill('SIGTERM');
+            // Asked to close (not a signal): a --cpu-prof profile is written on a normal exit.
+            child.send('stop');
             setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
           }),
       ),
@@ -90,6 +99,9 @@ function startServer(name, urls) {
     process.execPath,
     [
       ...process.execArgv,
+      ...(profile
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(here, 'results', 'profiles')}`]
+        : []),
       fileURLToPath(import.meta.url),
       '--serve',
       name,
@@ -98,7 +110,7 @@ function startServer(name, urls) {
       '--nodes',
       urls.join(','),
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: path.join(here, '..') },
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], cwd: path.join(here, '..') },
   );
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} app exited (${code})`)));
@@ -150,7 +162,8 @@ function report(results, { seconds, rounds, connections }) {
       `| ${label} | ${endpoint} | ${rps(key).toFixed(0)} | ${runs.map((r) => r.toFixed(0)).join(', ')} |`,
     );
   }
-  const ratio = (a, b) => (rps(a) / rps(b)).toFixed(2);
+  const ratio = (a, b) =>
+    results.has(a) && results.has(b) ? (rps(a) / rps(b)).toFixed(2) : 'not measured';
   console.log('');
   console.log(
     `@Locked / using()            (ours):       ${ratio('ours locked', 'ours using')}  (target ≥ 0.9)`,
@@ -194,8 +207,21 @@ async function serve(name, port, urls) {
       async locked(body) {
         return reply(body.id);
       }
+      async intercepted(body) {
+        return reply(body.id);
+      }
+    }
+    class PassThrough {
+      intercept(_context, next) {
+        return next.handle();
+      }
     }
     Inject(RedlockService)(Ours, undefined, 0);
+    decorate(Ours, 'intercepted', [
+      Post('intercepted'),
+      common.UseInterceptors(PassThrough),
+      param(0, Body()),
+    ]);
     decorate(Ours, 'plain', [Post('plain'), param(0, Body())]);
     decorate(Ours, 'using', [Post('using'), param(0, Body())]);
     decorate(Ours, 'locked', [Post('locked'), Locked('k:{body.id}'), param(0, Body())]);
@@ -248,6 +274,9 @@ async function serve(name, port, urls) {
   }
   const app = await NestFactory.create(module, { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
+  process.on('message', (message) => {
+    if (message === 'stop') void app.close().then(() => process.exit(0));
+  });
   await app.listen(port, '127.0.0.1');
   process.stdout.write(`ready ${app.getHttpServer().address().port}\n`);
 }

@@ -1,17 +1,23 @@
 import type { Readable } from 'node:stream';
 import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import type { Subscriber, Subscription } from 'rxjs';
+import { isObservable, Observable } from 'rxjs';
 import { LockLostError, RedlockConfigError, type Lock, type LockSession } from '../core';
 import { LockedCallException } from '../exceptions/locked-call.exception';
 import type { LockedErrorStage } from '../exceptions/locked-error-mapper';
 import { answerWs } from '../exceptions/ws-answer';
-import { acquireForCall } from '../locked/acquire-for-call';
+import { holdForCall, type CallFailures } from '../locked/hold-for-call';
 import { boundArguments } from '../locked/bound-arguments';
 import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
 import { lockedContextOf } from '../locked/locked-context';
 import type { LockedMetadata } from '../locked/locked-metadata';
-import { lockedScope, type LockedHandoff } from '../locked/locked-scope';
-import { endAfterMinHold } from '../locked/min-hold';
+import { withLock } from '../locked/locked-method';
+import {
+  lockedScope,
+  type AnyMethod,
+  type LockedCallToken,
+  type LockedScope,
+} from '../locked/locked-scope';
 import { holdWhileSent, respondsItself, streamOf } from '../locked/stream-hold';
 import type { RedlockService } from '../redlock.service';
 
@@ -25,7 +31,7 @@ export type LockedCallErrorMapper = (
 /**
  * One call of a `@Locked` handler through `LockedInterceptor`: run the handler chain
  * (`next.handle()`), which runs the guards' successors, the pipes and then the method; the
- * method's wrapper takes the lock through this call's {@link LockedHandoff} — named from what
+ * method's wrapper takes the lock through this call's {@link LockedCallToken} — named from what
  * the handler receives, after its pipes (DESIGN §5.10: `{id}` bound with `ParseIntPipe` makes
  * `/stock/042` and `/stock/42` one lock) — and runs the method in the lock's scope. This call
  * releases **when the handler's work has stopped** — which is not when our subscriber
@@ -59,7 +65,7 @@ export type LockedCallErrorMapper = (
  * While the lock is awaited, a client that goes away aborts the wait (see
  * {@link watchClientGone}); the handler then never runs.
  */
-export class LockedHandlerCall {
+export class LockedHandlerCall implements CallFailures {
   /** The subscriber unsubscribed: nobody listens, but the work may still run. */
   private abandoned = false;
   /**
@@ -67,6 +73,9 @@ export class LockedHandlerCall {
    * pipes ran): a method Nest still invokes afterwards must not take a lock nobody releases.
    */
   private ended = false;
+  /** The method was invoked through the token (once per call). */
+  private invoked = false;
+  /** The session the method runs in, once it runs under the lock. */
   private session?: LockSession;
   private resources?: readonly string[];
   private chain?: Subscription;
@@ -76,10 +85,16 @@ export class LockedHandlerCall {
   private readonly waiting = new AbortController();
   /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
   private work: Promise<unknown> = Promise.resolve();
-  private acquiredAt = 0;
-  /** The method resolved to one value: it is held back until the release (see `single`). */
+  /** The method resolved to one value: it is held back until the release (see `onValue`). */
   private singleValue = false;
   private held?: { value: unknown };
+  /** Ends the hold's work, which the core then ends by releasing the lock. */
+  private finish?: () => void;
+  /** The core's hold of this call's lock: settles once the lock is released. */
+  private holding?: Promise<unknown>;
+  private releasing?: Promise<LockLostError | undefined>;
+  /** What the call's async scope carries to the method wrapper (immutable). */
+  private readonly scope: LockedScope;
 
   constructor(
     private readonly subscriber: Subscriber<unknown>,
@@ -88,26 +103,20 @@ export class LockedHandlerCall {
     private readonly metadata: LockedMetadata,
     private readonly redlock: RedlockService,
     private readonly mapError: LockedCallErrorMapper,
-  ) {}
+  ) {
+    const call: LockedCallToken = Object.freeze({
+      metadata,
+      lockCall: (method: AnyMethod, self: unknown, args: unknown[]) =>
+        this.lockCall(method, self, args),
+    });
+    this.scope = Object.freeze({ call });
+  }
 
   /** Starts the call; what happens is reported to the subscriber. */
   start(): void {
-    const handoff: LockedHandoff = {
-      metadata: this.metadata,
-      take: (args) => this.take(args),
-      running: (work) => {
-        this.work = work.then(
-          () => undefined,
-          () => undefined,
-        );
-      },
-      single: () => {
-        this.singleValue = true;
-      },
-    };
     // Nest binds the handler's async context when handle() is called, so handle() — not only
-    // subscribe() — must happen inside the scope that carries the handoff to the wrapper.
-    lockedScope.run({ handoff }, () => {
+    // subscribe() — must happen inside the scope that carries the token to the wrapper.
+    lockedScope.run(this.scope, () => {
       const chain = this.next.handle().subscribe({
         next: (value) => this.onValue(value),
         error: (error: unknown) => this.onEnd({ error }),
@@ -125,10 +134,18 @@ export class LockedHandlerCall {
   }
 
   /**
-   * Called by the method wrapper with the handler's arguments (after guards and pipes): names
-   * the lock and takes it — a client that goes away meanwhile aborts the wait.
+   * The token's `lockCall`, called by the method wrapper with the handler's arguments (after
+   * guards and pipes): names the lock and holds it through the core's hold primitive — a
+   * client that goes away meanwhile aborts the wait — with the method as the start of the
+   * hold's work, which lasts until this call releases (see {@link release}).
    */
-  private async take(args: readonly unknown[]): Promise<LockSession | undefined> {
+  private lockCall(
+    method: AnyMethod,
+    self: unknown,
+    args: unknown[],
+  ): Promise<unknown> | undefined {
+    if (this.invoked) return undefined;
+    this.invoked = true;
     let resources: string[];
     try {
       resources = this.metadata.resolve(
@@ -136,30 +153,95 @@ export class LockedHandlerCall {
         boundArguments(this.context, this.metadata.key, args),
       );
     } catch (error) {
-      throw this.mapped(error, 'resolve');
+      return Promise.reject(this.mapped(error, 'resolve'));
     }
     this.resources = resources;
-    if (this.gone()) throw this.notAcquired(undefined);
-    const stopWatching = watchClientGone(this.context, () =>
-      this.waiting.abort(new ClientGoneError(this.metadata.where)),
-    );
-    let lock: Lock | undefined;
+    if (this.gone()) return Promise.reject(this.notAcquired(undefined));
+    return new Promise<unknown>((resolve, reject) => {
+      const stopWatching = watchClientGone(this.context, () =>
+        this.waiting.abort(new ClientGoneError(this.metadata.where)),
+      );
+      let started = false;
+      const holding = holdForCall(
+        this.redlock,
+        resources,
+        this.metadata,
+        this.waiting.signal,
+        (lock, session) => {
+          started = true;
+          stopWatching();
+          if (this.gone()) {
+            // Gone between the lock's arrival and now: the handler must not run for nobody;
+            // the work is over at once, and the lock released.
+            reject(this.notAcquired(this.waiting.signal.reason));
+            return undefined;
+          }
+          this.session = session;
+          return this.runMethod(method, self, args, lock, session, resolve, reject);
+        },
+        this,
+      );
+      this.holding = holding;
+      holding.then(
+        () => {
+          if (started) return;
+          stopWatching();
+          resolve(undefined); // onBusy: 'skip'
+        },
+        (error: unknown) => {
+          if (started) return; // a loss: what release() reports
+          stopWatching();
+          reject(error); // not acquired: already mapped (notAcquired)
+        },
+      );
+    });
+  }
+
+  /**
+   * Runs the method in the lock's scope — whatever it returns: a value (a plain handler), a
+   * Promise, an Observable (subscribed in the lock's scope) or a stream — and answers the
+   * wrapper with it. Resolves when this call releases: the hold's work is the method's work
+   * and the response's, which only this call sees end.
+   */
+  private runMethod(
+    method: AnyMethod,
+    self: unknown,
+    args: unknown[],
+    lock: Lock,
+    session: LockSession,
+    resolve: (value: unknown) => void,
+    reject: (error: unknown) => void,
+  ): Promise<void> {
+    let result: unknown;
     try {
-      lock = await acquireForCall(this.redlock, resources, this.metadata, this.waiting.signal);
+      result = lockedScope.run({ lock }, () =>
+        method.apply(self, withLock(args, this.metadata, lock)),
+      );
     } catch (error) {
-      throw this.notAcquired(error);
-    } finally {
-      stopWatching();
+      result = Promise.reject(error);
     }
-    if (lock === undefined) return undefined; // onBusy: 'skip'
-    if (this.gone()) {
-      // Gone between the lock's arrival and now: the handler must not run for nobody.
-      await lock.release();
-      throw this.notAcquired(this.waiting.signal.reason);
-    }
-    this.acquiredAt = performance.now();
-    this.session = this.redlock.redlock.session(lock, this.metadata.lockOptions);
-    return this.session;
+    const settled = Promise.resolve(result);
+    this.work = settled.then(ignore, ignore);
+    settled.then((value) => {
+      if (!isObservable(value)) {
+        this.singleValue = true;
+        resolve(value);
+        return;
+      }
+      resolve(
+        new Observable<unknown>((subscriber) =>
+          session.run(() => lockedScope.run({ lock }, () => value.subscribe(subscriber))),
+        ),
+      );
+    }, reject);
+    return new Promise<void>((done) => {
+      this.finish = done;
+    });
+  }
+
+  /** CallFailures: a loss is reported by {@link release}, unmapped. */
+  lost(error: LockLostError): unknown {
+    return error;
   }
 
   /** Nobody waits for this call's answer any more. */
@@ -167,8 +249,8 @@ export class LockedHandlerCall {
     return this.abandoned || this.ended || this.waiting.signal.aborted;
   }
 
-  /** What the call answers when the wait for the lock failed or was aborted. */
-  private notAcquired(error: unknown): unknown {
+  /** CallFailures: what the call answers when the wait for the lock failed or was aborted. */
+  notAcquired(error: unknown): unknown {
     const reason: unknown = this.waiting.signal.reason;
     if (reason instanceof ClientGoneError) return reason;
     // Unsubscribed or ended: nobody listens; the abort is not an error worth mapping.
@@ -280,12 +362,21 @@ export class LockedHandlerCall {
     return this.context.getType() === 'http' && respondsItself(this.context);
   }
 
-  /** Releases once the method's own Promise has settled too (fail closed). */
-  private async release(): Promise<LockLostError | undefined> {
-    const session = this.session;
-    if (session === undefined) return undefined;
-    await this.work;
-    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock);
+  /**
+   * Ends the hold's work once the method's own Promise has settled too (fail closed): the core
+   * then releases. Resolves to the LockLostError when the lock was lost before the end.
+   */
+  private release(): Promise<LockLostError | undefined> {
+    const holding = this.holding;
+    if (this.session === undefined || holding === undefined) return Promise.resolve(undefined);
+    this.releasing ??= this.work.then(() => {
+      this.finish?.();
+      return holding.then(
+        () => undefined,
+        (error: unknown) => error as LockLostError,
+      );
+    });
+    return this.releasing;
   }
 
   private stopChain(): void {
@@ -318,4 +409,8 @@ export class LockedHandlerCall {
     }
     this.subscriber.error(error);
   }
+}
+
+function ignore(): undefined {
+  return undefined;
 }
