@@ -4,8 +4,8 @@
 // `using()` and its `@Redlock` decorator. 3 local redis-server nodes; autocannon with 32
 // connections and a distinct key per request (`{"id": n}`, n counting up), each endpoint
 // `--rounds` times (default 2), alternating endpoints within a round, rotating between rounds.
-// Prints req/s per endpoint (median of the rounds) and the ratios @Locked/using() and
-// @Locked/anchan's @Redlock. Not a test: it reports numbers.
+// Prints req/s per endpoint (median of the rounds), the app process's CPU time per request, and
+// the ratios @Locked/using() and @Locked/anchan's @Redlock by both. Not a test: it reports numbers.
 //
 // Run from the repository root: npm run bench:http [-- --seconds 10 --rounds 2]
 // (builds dist/ and installs bench/'s own dependencies first: autocannon, the peer).
@@ -56,11 +56,11 @@ async function main() {
     for (const name of APPS) {
       const { child, port } = await startServer(name, fleet.urls);
       servers.push(child);
-      apps[name] = port;
+      apps[name] = { child, port };
     }
     const targets = [];
     for (const app of APPS) {
-      for (const endpoint of ONLY) targets.push({ app, endpoint, port: apps[app] });
+      for (const endpoint of ONLY) targets.push({ app, endpoint, ...apps[app] });
     }
     // Warm-up: JIT, connections, scripts loaded on every node.
     for (const target of targets) await load(autocannon, target, 2, connections);
@@ -68,10 +68,10 @@ async function main() {
     for (let round = 0; round < rounds; round++) {
       const order = targets.map((_, i) => targets[(i + round * 3) % targets.length]);
       for (const target of order) {
-        const rps = await load(autocannon, target, seconds, connections);
-        results.get(`${target.app} ${target.endpoint}`).push(rps);
+        const run = await load(autocannon, target, seconds, connections);
+        results.get(`${target.app} ${target.endpoint}`).push(run);
         console.error(
-          `round ${round + 1}: ${target.app} ${target.endpoint}: ${rps.toFixed(0)} req/s`,
+          `round ${round + 1}: ${target.app} ${target.endpoint}: ${run.rps.toFixed(0)} req/s, ${run.cpuUs.toFixed(0)} µs CPU/request`,
         );
       }
     }
@@ -122,7 +122,8 @@ function startServer(name, urls) {
 }
 
 /** One autocannon run against one endpoint; resolves to its mean req/s (2xx only). */
-async function load(autocannon, { port, endpoint }, seconds, connections) {
+async function load(autocannon, { port, endpoint, child }, seconds, connections) {
+  const cpuBefore = await serverCpu(child);
   let id = 0;
   const base = `${Date.now().toString(36)}-${port}-${endpoint}`;
   const result = await autocannon({
@@ -138,9 +139,28 @@ async function load(autocannon, { port, endpoint }, seconds, connections) {
       },
     ],
   });
+  const cpuAfter = await serverCpu(child);
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) console.error(`  ${port}/${endpoint}: ${failed} failed requests`);
-  return (result['2xx'] ?? result.requests.total) / (result.duration || seconds);
+  const done = result['2xx'] ?? result.requests.total;
+  return {
+    rps: done / (result.duration || seconds),
+    // The app's own CPU time per request (user + system): what a busy machine disturbs least.
+    cpuUs: (cpuAfter - cpuBefore) / Math.max(1, done),
+  };
+}
+
+/** The app process's CPU time so far (µs), asked over IPC. */
+function serverCpu(child) {
+  return new Promise((resolve) => {
+    const onMessage = (message) => {
+      if (typeof message !== 'object' || message === null || !('cpu' in message)) return;
+      child.off('message', onMessage);
+      resolve(message.cpu);
+    };
+    child.on('message', onMessage);
+    child.send('cpu');
+  });
 }
 
 function report(results, { seconds, rounds, connections }) {
@@ -149,32 +169,39 @@ function report(results, { seconds, rounds, connections }) {
     const m = s.length >> 1;
     return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
   };
-  const rps = (key) => median(results.get(key));
+  const rps = (key) => median(results.get(key).map((run) => run.rps));
+  const cpu = (key) => median(results.get(key).map((run) => run.cpuUs));
   console.log(
-    `\nNest 11 Express, 3 local nodes, autocannon ${connections} connections, ${seconds} s x ${rounds} rounds per endpoint (median; each run listed)\n`,
+    `\nNest 11 Express, 3 local nodes, autocannon ${connections} connections, ${seconds} s x ${rounds} rounds per endpoint (medians; each run listed)\n`,
   );
-  console.log('| app | endpoint | req/s | runs |');
-  console.log('|---|---|---:|---|');
+  console.log('| app | endpoint | req/s | runs | app CPU µs/request | runs |');
+  console.log('|---|---|---:|---|---:|---|');
   for (const [key, runs] of results) {
     const [app, endpoint] = key.split(' ');
     const label = app === 'ours' ? 'nestjs-redlock' : '@anchan828/nest-redlock';
+    const list = (pick) => runs.map((run) => pick(run).toFixed(0)).join(', ');
     console.log(
-      `| ${label} | ${endpoint} | ${rps(key).toFixed(0)} | ${runs.map((r) => r.toFixed(0)).join(', ')} |`,
+      `| ${label} | ${endpoint} | ${rps(key).toFixed(0)} | ${list((r) => r.rps)} | ${cpu(key).toFixed(0)} | ${list((r) => r.cpuUs)} |`,
     );
   }
+  // Throughput ratios, and the same from the app's CPU time per request (the inverse ratio of
+  // µs/request): on a busy machine the second moves far less.
   const ratio = (a, b) =>
-    results.has(a) && results.has(b) ? (rps(a) / rps(b)).toFixed(2) : 'not measured';
+    results.has(a) && results.has(b)
+      ? `${(rps(a) / rps(b)).toFixed(2)} req/s, ${(cpu(b) / cpu(a)).toFixed(2)} by CPU/request`
+      : 'not measured';
   console.log('');
   console.log(
-    `@Locked / using()            (ours):       ${ratio('ours locked', 'ours using')}  (target ≥ 0.9)`,
+    `@Locked / using() (ours):              ${ratio('ours locked', 'ours using')}  (target ≥ 0.9)`,
   );
   console.log(
-    `@Locked / anchan's @Redlock:               ${ratio('ours locked', 'anchan locked')}  (target ≥ 1.0)`,
+    `@Locked / anchan's @Redlock:           ${ratio('ours locked', 'anchan locked')}  (target ≥ 1.0)`,
   );
-  console.log(`using() / anchan's using():                ${ratio('ours using', 'anchan using')}`);
+  console.log(`using() / anchan's using():            ${ratio('ours using', 'anchan using')}`);
   console.log(
-    `plain (ours) / plain (anchan's app):       ${ratio('ours plain', 'anchan plain')}  (the apps' baseline)`,
+    `plain (ours) / plain (anchan's app):   ${ratio('ours plain', 'anchan plain')}  (the apps' baseline)`,
   );
+  console.log(`intercepted / plain (Nest's own cost): ${ratio('ours intercepted', 'ours plain')}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,6 +303,10 @@ async function serve(name, port, urls) {
   app.enableShutdownHooks();
   process.on('message', (message) => {
     if (message === 'stop') void app.close().then(() => process.exit(0));
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send({ cpu: user + system });
+    }
   });
   await app.listen(port, '127.0.0.1');
   process.stdout.write(`ready ${app.getHttpServer().address().port}\n`);

@@ -8,6 +8,7 @@ import type { LockedErrorStage } from '../exceptions/locked-error-mapper';
 import { answerWs } from '../exceptions/ws-answer';
 import { holdForCall, type CallFailures } from '../locked/hold-for-call';
 import { boundArguments } from '../locked/bound-arguments';
+import { CallSignal } from '../locked/call-signal';
 import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
 import { lockedContextOf } from '../locked/locked-context';
 import type { LockedMetadata } from '../locked/locked-metadata';
@@ -82,7 +83,8 @@ export class LockedHandlerCall implements CallFailures {
   /** Unsubscribe the chain as soon as its subscription exists. */
   private chainStopped = false;
   private readonly streams: Readable[] = [];
-  private readonly waiting = new AbortController();
+  /** Aborts the wait for the lock (the client left, the subscriber left, the chain ended). */
+  private readonly waiting = new CallSignal();
   /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
   private work: Promise<unknown> = Promise.resolve();
   /** The method resolved to one value: it is held back until the release (see `onValue`). */
@@ -173,7 +175,7 @@ export class LockedHandlerCall implements CallFailures {
           if (this.gone()) {
             // Gone between the lock's arrival and now: the handler must not run for nobody;
             // the work is over at once, and the lock released.
-            reject(this.notAcquired(this.waiting.signal.reason));
+            reject(this.notAcquired(this.waiting.reason));
             return undefined;
           }
           this.session = session;
@@ -246,12 +248,12 @@ export class LockedHandlerCall implements CallFailures {
 
   /** Nobody waits for this call's answer any more. */
   private gone(): boolean {
-    return this.abandoned || this.ended || this.waiting.signal.aborted;
+    return this.abandoned || this.ended || this.waiting.aborted;
   }
 
   /** CallFailures: what the call answers when the wait for the lock failed or was aborted. */
   notAcquired(error: unknown): unknown {
-    const reason: unknown = this.waiting.signal.reason;
+    const reason: unknown = this.waiting.reason;
     if (reason instanceof ClientGoneError) return reason;
     // Unsubscribed or ended: nobody listens; the abort is not an error worth mapping.
     if (this.abandoned || this.ended) return new ClientGoneError(this.metadata.where);
