@@ -85,15 +85,21 @@ export class LockedHandlerCall implements CallFailures {
   private readonly streams: Readable[] = [];
   /** Aborts the wait for the lock (the client left, the subscriber left, the chain ended). */
   private readonly waiting = new CallSignal();
-  /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
-  private work: Promise<unknown> = Promise.resolve();
+  /**
+   * False while the method's own Promise is pending (it may outlive the chain: an inner
+   * interceptor's timeout()): the release waits for it.
+   */
+  private workSettled = true;
+  /** The release was asked for: it goes once the method's Promise has settled. */
+  private releaseWanted = false;
   /** The method resolved to one value: it is held back until the release (see `onValue`). */
   private singleValue = false;
   private held?: { value: unknown };
   /** Ends the hold's work, which the core then ends by releasing the lock. */
   private finish?: () => void;
-  /** The core's hold of this call's lock: settles once the lock is released. */
-  private holding?: Promise<unknown>;
+  /** The release's outcome once the core's hold settled: the loss, if the lock was lost. */
+  private outcome?: { readonly lost: LockLostError | undefined };
+  private released?: (lost: LockLostError | undefined) => void;
   private releasing?: Promise<LockLostError | undefined>;
   /** What the call's async scope carries to the method wrapper (immutable). */
   private readonly scope: LockedScope;
@@ -164,7 +170,7 @@ export class LockedHandlerCall implements CallFailures {
         this.waiting.abort(new ClientGoneError(this.metadata.where)),
       );
       let started = false;
-      const holding = holdForCall(
+      holdForCall(
         this.redlock,
         resources,
         this.metadata,
@@ -182,16 +188,15 @@ export class LockedHandlerCall implements CallFailures {
           return this.runMethod(method, self, args, lock, session, resolve, reject);
         },
         this,
-      );
-      this.holding = holding;
-      holding.then(
+      ).then(
         () => {
-          if (started) return;
+          if (started) return this.settled(undefined);
           stopWatching();
           resolve(undefined); // onBusy: 'skip'
         },
         (error: unknown) => {
-          if (started) return; // a loss: what release() reports
+          // Once the work started, only a loss rejects (the work itself never does).
+          if (started) return this.settled(error as LockLostError);
           stopWatching();
           reject(error); // not acquired: already mapped (notAcquired)
         },
@@ -222,23 +227,41 @@ export class LockedHandlerCall implements CallFailures {
     } catch (error) {
       result = Promise.reject(error);
     }
-    const settled = Promise.resolve(result);
-    this.work = settled.then(ignore, ignore);
-    settled.then((value) => {
-      if (!isObservable(value)) {
-        this.singleValue = true;
-        resolve(value);
-        return;
-      }
-      resolve(
-        new Observable<unknown>((subscriber) =>
-          session.run(() => lockedScope.run({ lock }, () => value.subscribe(subscriber))),
-        ),
-      );
-    }, reject);
+    this.workSettled = false;
+    Promise.resolve(result).then(
+      (value) => {
+        this.workDone();
+        if (!isObservable(value)) {
+          this.singleValue = true;
+          resolve(value);
+          return;
+        }
+        resolve(
+          new Observable<unknown>((subscriber) =>
+            session.run(() => lockedScope.run({ lock }, () => value.subscribe(subscriber))),
+          ),
+        );
+      },
+      (error: unknown) => {
+        this.workDone();
+        reject(error);
+      },
+    );
     return new Promise<void>((done) => {
       this.finish = done;
     });
+  }
+
+  /** The method's own Promise settled: a release asked for meanwhile goes now. */
+  private workDone(): void {
+    this.workSettled = true;
+    if (this.releaseWanted) this.finish?.();
+  }
+
+  /** The core's hold settled, after the release: its outcome is the release's. */
+  private settled(lost: LockLostError | undefined): void {
+    this.outcome = { lost };
+    this.released?.(lost);
   }
 
   /** CallFailures: a loss is reported by {@link release}, unmapped. */
@@ -369,15 +392,18 @@ export class LockedHandlerCall implements CallFailures {
    * then releases. Resolves to the LockLostError when the lock was lost before the end.
    */
   private release(): Promise<LockLostError | undefined> {
-    const holding = this.holding;
-    if (this.session === undefined || holding === undefined) return Promise.resolve(undefined);
-    this.releasing ??= this.work.then(() => {
-      this.finish?.();
-      return holding.then(
-        () => undefined,
-        (error: unknown) => error as LockLostError,
-      );
-    });
+    if (this.session === undefined) return Promise.resolve(undefined);
+    if (this.releasing === undefined) {
+      const outcome = this.outcome;
+      this.releasing =
+        outcome !== undefined
+          ? Promise.resolve(outcome.lost)
+          : new Promise((resolve) => {
+              this.released = resolve;
+            });
+      this.releaseWanted = true;
+      if (this.workSettled) this.finish?.();
+    }
     return this.releasing;
   }
 
@@ -411,8 +437,4 @@ export class LockedHandlerCall implements CallFailures {
     }
     this.subscriber.error(error);
   }
-}
-
-function ignore(): undefined {
-  return undefined;
 }
