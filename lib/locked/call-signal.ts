@@ -11,9 +11,15 @@ type AbortListener = (event: { readonly type: 'abort'; readonly target: CallSign
  * sees it; nothing passes it to a Node API.
  */
 export class CallSignal {
-  aborted = false;
-  reason: unknown = undefined;
-  private listeners?: Set<AbortListener>;
+  declare aborted: boolean;
+  declare reason: unknown;
+  // Declared, not defined: see the fields of LockedHandlerCall.
+  declare private listeners?: Set<AbortListener>;
+
+  constructor() {
+    this.aborted = false;
+    this.reason = undefined;
+  }
 
   /** Aborts with `reason` (an `AbortError` by default), once; listeners are called once. */
   abort(reason?: unknown): void {
