@@ -13,6 +13,8 @@ import {
   RedlockConfigError,
   RedlockError,
   type HeldLockInfo,
+  type HoldSettings,
+  type HoldWork,
   type Lock,
   type LockInspection,
   type LockedRoutine,
@@ -129,6 +131,23 @@ export class RedlockService
     return typeof optionsOrRoutine === 'function'
       ? this.redlock.using(resources, optionsOrRoutine)
       : this.redlock.using(resources, optionsOrRoutine, routine as LockedRoutine<T>);
+  }
+
+  /**
+   * The hold primitive `using()` and `@Locked` are built on (see `Redlock.hold`): acquires, runs
+   * `work` under the lock (auto-extended, in its async scope), releases on every exit path.
+   * `settings` adds what `@Locked` needs (its `minHold`, its skip policy, how a loss is
+   * reported); prefer `using()` in application code.
+   * @throws what `acquire()` throws, before `work` runs; then the work's own error, or
+   *   LockLostError when the lock was lost while it ran
+   */
+  hold<T>(
+    resources: Resources,
+    options: LockOptions | undefined,
+    work: HoldWork<T>,
+    settings?: HoldSettings,
+  ): Promise<T> {
+    return this.redlock.hold(resources, options, work, settings);
   }
 
   /**

@@ -1,7 +1,13 @@
 // The framework-free core: usable without Nest.
-export { Redlock, type RedlockEvents, type LockedRoutine } from './redlock';
+export {
+  Redlock,
+  type RedlockEvents,
+  type LockedRoutine,
+  type HoldSettings,
+  type HoldWork,
+} from './redlock';
 export type { Lock } from './lock';
-export type { LockSession } from './lock-session';
+export type { LockSession, SessionEnd } from './lock-session';
 export {
   RedlockError,
   LockNotAcquiredError,

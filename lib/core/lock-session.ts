@@ -8,6 +8,9 @@ export interface LockScope {
   readonly outer?: LockScope;
 }
 
+/** How a {@link LockSession.hold} ends its session: resolves to the loss during the work, if any. */
+export type SessionEnd = (session: LockSession) => Promise<LockLostError | undefined>;
+
 /**
  * A lock held for the duration of some work — a `using()` routine, or a handler's Promise,
  * Observable or stream in the Nest layer: the lock is extended while the work runs (unless
@@ -29,6 +32,34 @@ export class LockSession {
   /** Runs `work` in the lock's async scope (synchronously; what it starts inherits the scope). */
   run<R>(work: () => R): R {
     return this.scope.run({ lock: this.lock, outer: this.scope.getStore() }, work);
+  }
+
+  /**
+   * The hold primitive (DESIGN §3.1): runs `work` in the lock's scope, auto-extended, and ends
+   * the session on every exit path once the work has stopped — its Promise settled, or its
+   * synchronous throw. Resolves to the work's result; rejects with the work's own error (it says
+   * more than a lost lock), else with the LockLostError when the lock was lost before the end.
+   * `using()` and both `@Locked` paths are built on it (through {@link Redlock.hold}).
+   *
+   * @param end how the session ends (default {@link end}): e.g. a lock kept for a minimum time
+   *   after the work, released in the background; resolves to the loss during the work, if any.
+   * @param lost what a loss during successful work rejects with (default: the LockLostError).
+   */
+  async hold<T>(
+    work: () => T | PromiseLike<T>,
+    end?: SessionEnd,
+    lost?: (error: LockLostError) => unknown,
+  ): Promise<T> {
+    let result: T;
+    try {
+      result = await this.run(work);
+    } catch (error) {
+      await (end === undefined ? this.end() : end(this));
+      throw error;
+    }
+    const loss = await (end === undefined ? this.end() : end(this));
+    if (loss) throw lost === undefined ? loss : lost(loss);
+    return result;
   }
 
   /**

@@ -12,7 +12,7 @@ import { IoredisNode, type RedisNodeSpec } from './ioredis-node';
 import { ReentrantLock, RedlockLock, type Lock, type LockDriver, type SessionLock } from './lock';
 import { fenceKeysOf } from './fencing';
 import { fleetId, Membership, nodesWithoutMembership } from './membership';
-import { LockSession, type LockScope } from './lock-session';
+import { LockSession, type LockScope, type SessionEnd } from './lock-session';
 import { consoleLogger, type RedlockLogger } from './logger';
 import type { RedlockEvents } from './events';
 import { isRedisNode, type RedisNode } from './node';
@@ -47,11 +47,28 @@ import {
 import { ReleaseNotifier } from './notifier';
 import { AcquisitionLoop, shuttingDown, type AcquisitionCall } from './acquisition';
 import { FairQueue } from './fair-queue';
+import { retrySplitVotes, type SplitVoteParts } from './split-vote';
 import { Suspicion } from './suspicion';
 import { loadOtelApi, RedlockTelemetry, type AcquireTrace } from './telemetry';
 
 /** A routine run under a lock by `using()`. */
 export type LockedRoutine<T> = (lock: Lock) => Promise<T> | T;
+
+/** The work of {@link Redlock.hold}: a routine that may also use the session it runs in. */
+export type HoldWork<T> = (lock: Lock, session: LockSession) => T | PromiseLike<T>;
+
+/** How {@link Redlock.hold} acquires and ends, beyond the lock options. */
+export interface HoldSettings {
+  /**
+   * Rounds that failed as `unavailable` are retried within the split-vote window too
+   * (split-vote.ts): for work that is skipped rather than failed on an outage.
+   */
+  readonly retryUnavailable?: boolean;
+  /** How the session ends (default: `session.end()`), e.g. kept for a minimum time. */
+  readonly end?: SessionEnd;
+  /** What a loss during successful work rejects with instead of the LockLostError itself. */
+  readonly lost?: (error: LockLostError) => unknown;
+}
 
 export type { RedlockEvents } from './events';
 
@@ -111,6 +128,8 @@ export class Redlock extends EventEmitter<RedlockEvents> {
   private readonly evictionSaid = new Set<string>();
   /** Aborted by `drain()`: wakes every waiting acquisition so that it gives up at once. */
   private readonly draining = new AbortController();
+  /** The retry policy for rounds nobody won (split-vote.ts). */
+  private readonly splitVotes: SplitVoteParts;
 
   /**
    * @param nodes the independent Redis masters: `redis://` / `rediss://` URLs, ioredis options,
@@ -184,6 +203,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     }
     if (this.options.fencing) this.assertCanFence();
     this.suspicion = new Suspicion(this.nodes, this.clock, this.options.nodeTimeout);
+    this.splitVotes = {
+      clock: this.clock,
+      inspect: (resource) => this.inspect(resource),
+      draining: this.draining.signal,
+      random: options.random ?? Math.random,
+    };
     this.round = {
       nodes: this.nodes,
       quorum: this.quorum,
@@ -415,19 +440,27 @@ export class Redlock extends EventEmitter<RedlockEvents> {
         'using() needs a function to run under the lock',
       );
     }
-    const lock = await this.take(resources, options);
+    return this.hold(resources, options, routine);
+  }
+
+  /**
+   * The hold primitive: acquires (as `acquire()` does, waiting per `options`), runs `work` under
+   * the lock — in its async scope (`currentLock()`), auto-extended unless `autoExtend: false` —
+   * and releases it on every exit path once the work has stopped (see {@link LockSession.hold}).
+   * `using()` is this with its arguments checked; the `@Locked` interceptor and method wrapper
+   * hold their calls' locks through it too, with the `settings` below.
+   * @throws what `acquire()` throws, before `work` runs; then the work's own error, or
+   *   LockLostError when the lock was lost while it ran
+   */
+  async hold<T>(
+    resources: Resources,
+    options: LockOptions | undefined,
+    work: HoldWork<T>,
+    settings?: HoldSettings,
+  ): Promise<T> {
+    const lock = await this.take(resources, options, undefined, settings?.retryUnavailable);
     const session = this.session(lock, options);
-    let result: T;
-    try {
-      result = await session.run(() => routine(lock));
-    } catch (error) {
-      // The routine's own error wins over a lost lock: it says more about what went wrong.
-      await session.end();
-      throw error;
-    }
-    const lost = await session.end();
-    if (lost) throw lost;
-    return result;
+    return session.hold(() => work(lock, session), settings?.end, settings?.lost);
   }
 
   /**
@@ -589,6 +622,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     resources: Resources,
     options: LockOptions | undefined,
     waitOverride?: number,
+    retryUnavailable?: boolean,
   ): Promise<RedlockLock | ReentrantLock> {
     const names = normalizeResources(resources, this.options.maxResourceLength);
     const settings = resolveCallSettings(this.options, options);
@@ -601,10 +635,12 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     if (this.instrumenting !== undefined) await this.instrumenting;
     // Read after the reentrancy check: a nested handle is no acquisition of its own.
     const trace = this.telemetry?.startAcquire(names);
-    if (trace === undefined) return this.acquireNew(names, settings, signal, waitOverride);
+    if (trace === undefined) {
+      return this.acquireNew(names, settings, signal, waitOverride, retryUnavailable);
+    }
     try {
       const lock = await trace.run(() =>
-        this.acquireNew(names, settings, signal, waitOverride, trace),
+        this.acquireNew(names, settings, signal, waitOverride, retryUnavailable, trace),
       );
       trace.succeeded();
       return lock;
@@ -620,6 +656,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     settings: CallSettings,
     signal: AbortSignal | undefined,
     waitOverride: number | undefined,
+    retryUnavailable: boolean | undefined,
     trace?: AcquireTrace,
   ): Promise<RedlockLock> {
     if (this.draining.signal.aborted) throw shuttingDown(names, 0);
@@ -658,8 +695,33 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       giveUpAt,
       trace,
     };
-    if (this.fair !== undefined && FairQueue.eligible(call)) return this.fair.acquire(call);
-    return this.acquisition.acquire(call);
+    try {
+      return await this.attempt(call);
+    } catch (failure) {
+      // One retry policy (split-vote.ts): a round nobody won is not reported as `held`. A retry
+      // is one more attempt, made now.
+      return retrySplitVotes(
+        failure,
+        {
+          names,
+          startedAt,
+          retryDelay: settings.retryDelay,
+          retryJitter: settings.retryJitter,
+          signal,
+          settles: giveUpAt === startedAt || retryUnavailable === true,
+          retryUnavailable,
+        },
+        this.splitVotes,
+        () => this.attempt({ ...call, giveUpAt: this.clock.now() }),
+      );
+    }
+  }
+
+  /** Attempts until `call` gives up: in the fair queue when it waits in one, else the loop. */
+  private attempt(call: AcquisitionCall): Promise<RedlockLock> {
+    return this.fair !== undefined && FairQueue.eligible(call)
+      ? this.fair.acquire(call)
+      : this.acquisition.acquire(call);
   }
 
   /** A lock handed over by its previous holder in this process (fair hand-off): `acquired`. */

@@ -1,17 +1,24 @@
 import type { Readable } from 'node:stream';
 import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import type { Subscriber, Subscription } from 'rxjs';
+import { isObservable, Observable } from 'rxjs';
 import { LockLostError, RedlockConfigError, type Lock, type LockSession } from '../core';
 import { LockedCallException } from '../exceptions/locked-call.exception';
 import type { LockedErrorStage } from '../exceptions/locked-error-mapper';
 import { answerWs } from '../exceptions/ws-answer';
-import { acquireForCall } from '../locked/acquire-for-call';
+import { holdForCall, type CallFailures } from '../locked/hold-for-call';
 import { boundArguments } from '../locked/bound-arguments';
+import { CallSignal } from '../locked/call-signal';
 import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
 import { lockedContextOf } from '../locked/locked-context';
 import type { LockedMetadata } from '../locked/locked-metadata';
-import { lockedScope, type LockedHandoff } from '../locked/locked-scope';
-import { endAfterMinHold } from '../locked/min-hold';
+import { withLock } from '../locked/locked-method';
+import {
+  lockedScope,
+  type AnyMethod,
+  type LockedCallToken,
+  type LockedScope,
+} from '../locked/locked-scope';
 import { holdWhileSent, respondsItself, streamOf } from '../locked/stream-hold';
 import type { RedlockService } from '../redlock.service';
 
@@ -25,7 +32,7 @@ export type LockedCallErrorMapper = (
 /**
  * One call of a `@Locked` handler through `LockedInterceptor`: run the handler chain
  * (`next.handle()`), which runs the guards' successors, the pipes and then the method; the
- * method's wrapper takes the lock through this call's {@link LockedHandoff} — named from what
+ * method's wrapper takes the lock through this call's {@link LockedCallToken} — named from what
  * the handler receives, after its pipes (DESIGN §5.10: `{id}` bound with `ParseIntPipe` makes
  * `/stock/042` and `/stock/42` one lock) — and runs the method in the lock's scope. This call
  * releases **when the handler's work has stopped** — which is not when our subscriber
@@ -59,55 +66,89 @@ export type LockedCallErrorMapper = (
  * While the lock is awaited, a client that goes away aborts the wait (see
  * {@link watchClientGone}); the handler then never runs.
  */
-export class LockedHandlerCall {
+export class LockedHandlerCall implements CallFailures {
+  // Fields are only declared, and assigned in the constructor: a class field is defined (not
+  // assigned) on every instance, one at a time, and with some twenty of them that cost more per
+  // request than any other step of this call (2.4 % of the app's CPU under load, on Node 20).
   /** The subscriber unsubscribed: nobody listens, but the work may still run. */
-  private abandoned = false;
+  declare private abandoned: boolean;
   /**
    * The chain ended before the method took its lock (an interceptor inside ours gave up while
    * pipes ran): a method Nest still invokes afterwards must not take a lock nobody releases.
    */
-  private ended = false;
-  private session?: LockSession;
-  private resources?: readonly string[];
-  private chain?: Subscription;
+  declare private ended: boolean;
+  /** The method was invoked through the token (once per call). */
+  declare private invoked: boolean;
+  /** The session the method runs in, once it runs under the lock. */
+  declare private session?: LockSession;
+  declare private resources?: readonly string[];
+  declare private chain?: Subscription;
   /** Unsubscribe the chain as soon as its subscription exists. */
-  private chainStopped = false;
-  private readonly streams: Readable[] = [];
-  private readonly waiting = new AbortController();
-  /** The method's own Promise (it may outlive the chain: an inner interceptor's timeout()). */
-  private work: Promise<unknown> = Promise.resolve();
-  private acquiredAt = 0;
-  /** The method resolved to one value: it is held back until the release (see `single`). */
-  private singleValue = false;
-  private held?: { value: unknown };
+  declare private chainStopped: boolean;
+  /** The streamed bodies of the result, read after the chain completed (HTTP). */
+  declare private streams?: Readable[];
+  /** Aborts the wait for the lock (the client left, the subscriber left, the chain ended). */
+  declare private readonly waiting: CallSignal;
+  /**
+   * False while the method's own Promise is pending (it may outlive the chain: an inner
+   * interceptor's timeout()): the release waits for it.
+   */
+  declare private workSettled: boolean;
+  /** The release was asked for: it goes once the method's Promise has settled. */
+  declare private releaseWanted: boolean;
+  /** The method resolved to one value: it is held back until the release (see `onValue`). */
+  declare private singleValue: boolean;
+  declare private held?: { value: unknown };
+  /** Ends the hold's work, which the core then ends by releasing the lock. */
+  declare private finish?: () => void;
+  /** The release's outcome once the core's hold settled: the loss, if the lock was lost. */
+  declare private outcome?: { readonly lost: LockLostError | undefined };
+  declare private released?: (lost: LockLostError | undefined) => void;
+  declare private releasing?: Promise<LockLostError | undefined>;
+  /** What the call's async scope carries to the method wrapper (immutable). */
+  declare private readonly scope: LockedScope;
+  declare private readonly subscriber: Subscriber<unknown>;
+  declare private readonly context: ExecutionContext;
+  declare private readonly next: CallHandler;
+  declare private readonly metadata: LockedMetadata;
+  declare private readonly redlock: RedlockService;
+  declare private readonly mapError: LockedCallErrorMapper;
 
   constructor(
-    private readonly subscriber: Subscriber<unknown>,
-    private readonly context: ExecutionContext,
-    private readonly next: CallHandler,
-    private readonly metadata: LockedMetadata,
-    private readonly redlock: RedlockService,
-    private readonly mapError: LockedCallErrorMapper,
-  ) {}
+    subscriber: Subscriber<unknown>,
+    context: ExecutionContext,
+    next: CallHandler,
+    metadata: LockedMetadata,
+    redlock: RedlockService,
+    mapError: LockedCallErrorMapper,
+  ) {
+    this.subscriber = subscriber;
+    this.context = context;
+    this.next = next;
+    this.metadata = metadata;
+    this.redlock = redlock;
+    this.mapError = mapError;
+    this.abandoned = false;
+    this.ended = false;
+    this.invoked = false;
+    this.chainStopped = false;
+    this.waiting = new CallSignal();
+    this.workSettled = true;
+    this.releaseWanted = false;
+    this.singleValue = false;
+    const call: LockedCallToken = Object.freeze({
+      metadata,
+      lockCall: (method: AnyMethod, self: unknown, args: unknown[]) =>
+        this.lockCall(method, self, args),
+    });
+    this.scope = Object.freeze({ call });
+  }
 
   /** Starts the call; what happens is reported to the subscriber. */
   start(): void {
-    const handoff: LockedHandoff = {
-      metadata: this.metadata,
-      take: (args) => this.take(args),
-      running: (work) => {
-        this.work = work.then(
-          () => undefined,
-          () => undefined,
-        );
-      },
-      single: () => {
-        this.singleValue = true;
-      },
-    };
     // Nest binds the handler's async context when handle() is called, so handle() — not only
-    // subscribe() — must happen inside the scope that carries the handoff to the wrapper.
-    lockedScope.run({ handoff }, () => {
+    // subscribe() — must happen inside the scope that carries the token to the wrapper.
+    lockedScope.run(this.scope, () => {
       const chain = this.next.handle().subscribe({
         next: (value) => this.onValue(value),
         error: (error: unknown) => this.onEnd({ error }),
@@ -125,10 +166,18 @@ export class LockedHandlerCall {
   }
 
   /**
-   * Called by the method wrapper with the handler's arguments (after guards and pipes): names
-   * the lock and takes it — a client that goes away meanwhile aborts the wait.
+   * The token's `lockCall`, called by the method wrapper with the handler's arguments (after
+   * guards and pipes): names the lock and holds it through the core's hold primitive — a
+   * client that goes away meanwhile aborts the wait — with the method as the start of the
+   * hold's work, which lasts until this call releases (see {@link release}).
    */
-  private async take(args: readonly unknown[]): Promise<LockSession | undefined> {
+  private lockCall(
+    method: AnyMethod,
+    self: unknown,
+    args: unknown[],
+  ): Promise<unknown> | undefined {
+    if (this.invoked) return undefined;
+    this.invoked = true;
     let resources: string[];
     try {
       resources = this.metadata.resolve(
@@ -136,40 +185,122 @@ export class LockedHandlerCall {
         boundArguments(this.context, this.metadata.key, args),
       );
     } catch (error) {
-      throw this.mapped(error, 'resolve');
+      return Promise.reject(this.mapped(error, 'resolve'));
     }
     this.resources = resources;
-    if (this.gone()) throw this.notAcquired(undefined);
-    const stopWatching = watchClientGone(this.context, () =>
-      this.waiting.abort(new ClientGoneError(this.metadata.where)),
-    );
-    let lock: Lock | undefined;
+    if (this.gone()) return Promise.reject(this.notAcquired(undefined));
+    return new Promise<unknown>((resolve, reject) => {
+      const stopWatching = watchClientGone(this.context, () =>
+        this.waiting.abort(new ClientGoneError(this.metadata.where)),
+      );
+      let started = false;
+      holdForCall(
+        this.redlock,
+        resources,
+        this.metadata,
+        this.waiting.signal,
+        (lock, session) => {
+          started = true;
+          stopWatching();
+          if (this.gone()) {
+            // Gone between the lock's arrival and now: the handler must not run for nobody;
+            // the work is over at once, and the lock released.
+            reject(this.notAcquired(this.waiting.reason));
+            return undefined;
+          }
+          this.session = session;
+          return this.runMethod(method, self, args, lock, session, resolve, reject);
+        },
+        this,
+      ).then(
+        () => {
+          if (started) return this.settled(undefined);
+          stopWatching();
+          resolve(undefined); // onBusy: 'skip'
+        },
+        (error: unknown) => {
+          // Once the work started, only a loss rejects (the work itself never does).
+          if (started) return this.settled(error as LockLostError);
+          stopWatching();
+          reject(error); // not acquired: already mapped (notAcquired)
+        },
+      );
+    });
+  }
+
+  /**
+   * Runs the method in the lock's scope — whatever it returns: a value (a plain handler), a
+   * Promise, an Observable (subscribed in the lock's scope) or a stream — and answers the
+   * wrapper with it. Resolves when this call releases: the hold's work is the method's work
+   * and the response's, which only this call sees end.
+   */
+  private runMethod(
+    method: AnyMethod,
+    self: unknown,
+    args: unknown[],
+    lock: Lock,
+    session: LockSession,
+    resolve: (value: unknown) => void,
+    reject: (error: unknown) => void,
+  ): Promise<void> {
+    let result: unknown;
     try {
-      lock = await acquireForCall(this.redlock, resources, this.metadata, this.waiting.signal);
+      result = lockedScope.run({ lock }, () =>
+        method.apply(self, withLock(args, this.metadata, lock)),
+      );
     } catch (error) {
-      throw this.notAcquired(error);
-    } finally {
-      stopWatching();
+      result = Promise.reject(error);
     }
-    if (lock === undefined) return undefined; // onBusy: 'skip'
-    if (this.gone()) {
-      // Gone between the lock's arrival and now: the handler must not run for nobody.
-      await lock.release();
-      throw this.notAcquired(this.waiting.signal.reason);
-    }
-    this.acquiredAt = performance.now();
-    this.session = this.redlock.redlock.session(lock, this.metadata.lockOptions);
-    return this.session;
+    this.workSettled = false;
+    Promise.resolve(result).then(
+      (value) => {
+        this.workDone();
+        if (!isObservable(value)) {
+          this.singleValue = true;
+          resolve(value);
+          return;
+        }
+        resolve(
+          new Observable<unknown>((subscriber) =>
+            session.run(() => lockedScope.run({ lock }, () => value.subscribe(subscriber))),
+          ),
+        );
+      },
+      (error: unknown) => {
+        this.workDone();
+        reject(error);
+      },
+    );
+    return new Promise<void>((done) => {
+      this.finish = done;
+    });
+  }
+
+  /** The method's own Promise settled: a release asked for meanwhile goes now. */
+  private workDone(): void {
+    this.workSettled = true;
+    if (this.releaseWanted) this.finish?.();
+  }
+
+  /** The core's hold settled, after the release: its outcome is the release's. */
+  private settled(lost: LockLostError | undefined): void {
+    this.outcome = { lost };
+    this.released?.(lost);
+  }
+
+  /** CallFailures: a loss is reported by {@link release}, unmapped. */
+  lost(error: LockLostError): unknown {
+    return error;
   }
 
   /** Nobody waits for this call's answer any more. */
   private gone(): boolean {
-    return this.abandoned || this.ended || this.waiting.signal.aborted;
+    return this.abandoned || this.ended || this.waiting.aborted;
   }
 
-  /** What the call answers when the wait for the lock failed or was aborted. */
-  private notAcquired(error: unknown): unknown {
-    const reason: unknown = this.waiting.signal.reason;
+  /** CallFailures: what the call answers when the wait for the lock failed or was aborted. */
+  notAcquired(error: unknown): unknown {
+    const reason: unknown = this.waiting.reason;
     if (reason instanceof ClientGoneError) return reason;
     // Unsubscribed or ended: nobody listens; the abort is not an error worth mapping.
     if (this.abandoned || this.ended) return new ClientGoneError(this.metadata.where);
@@ -209,7 +340,7 @@ export class LockedHandlerCall {
         );
         return;
       }
-      this.streams.push(stream);
+      (this.streams ??= []).push(stream);
     }
     this.subscriber.next(value);
   }
@@ -231,16 +362,17 @@ export class LockedHandlerCall {
     const writesItself = this.writesItself();
     if (this.abandoned || outcome !== undefined) {
       // The handler's own error wins, also over a lost lock: it says more.
-      for (const stream of this.streams) stream.destroy();
+      for (const stream of this.streams ?? []) stream.destroy();
       void this.afterResponse(writesItself, []).then(() => {
         if (outcome !== undefined && !this.abandoned) this.subscriber.error(outcome.error);
       });
       return;
     }
-    if (this.streams.length > 0 || writesItself) {
+    const streams = this.streams ?? [];
+    if (streams.length > 0 || writesItself) {
       if (!session.lock.isValid()) {
         // Lost while the handler ran: nothing of it is sent.
-        for (const stream of this.streams) stream.destroy();
+        for (const stream of streams) stream.destroy();
         void this.afterResponse(writesItself, []).then((lost) =>
           this.fail(
             lost ?? new LockLostError(session.lock.resources, 'its validity ran out'),
@@ -253,7 +385,7 @@ export class LockedHandlerCall {
       // until the body has been sent.
       if (this.held !== undefined) this.subscriber.next(this.held.value);
       this.subscriber.complete();
-      void this.afterResponse(writesItself, this.streams);
+      void this.afterResponse(writesItself, streams);
       return;
     }
     void this.release().then((lost) => {
@@ -280,12 +412,24 @@ export class LockedHandlerCall {
     return this.context.getType() === 'http' && respondsItself(this.context);
   }
 
-  /** Releases once the method's own Promise has settled too (fail closed). */
-  private async release(): Promise<LockLostError | undefined> {
-    const session = this.session;
-    if (session === undefined) return undefined;
-    await this.work;
-    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock);
+  /**
+   * Ends the hold's work once the method's own Promise has settled too (fail closed): the core
+   * then releases. Resolves to the LockLostError when the lock was lost before the end.
+   */
+  private release(): Promise<LockLostError | undefined> {
+    if (this.session === undefined) return Promise.resolve(undefined);
+    if (this.releasing === undefined) {
+      const outcome = this.outcome;
+      this.releasing =
+        outcome !== undefined
+          ? Promise.resolve(outcome.lost)
+          : new Promise((resolve) => {
+              this.released = resolve;
+            });
+      this.releaseWanted = true;
+      if (this.workSettled) this.finish?.();
+    }
+    return this.releasing;
   }
 
   private stopChain(): void {

@@ -77,7 +77,7 @@ export class LockedInterceptor implements NestInterceptor {
     );
     if (metadata === undefined) return next.handle();
     // Another LockedInterceptor already locks this handler for this very call.
-    if (lockedScope.getStore()?.handoff?.metadata === metadata) return next.handle();
+    if (lockedScope.getStore()?.call?.metadata === metadata) return next.handle();
 
     const redlock = this.redlock;
     if (redlock === undefined) {

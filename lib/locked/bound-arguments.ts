@@ -46,16 +46,7 @@ export function boundArguments(
   args: readonly unknown[],
 ): BoundArguments {
   const types = PARAM_TYPES[context.getType()] ?? {};
-  const metadata: Record<string, RouteArgument> | undefined = Reflect.getMetadata(
-    ROUTE_ARGS_METADATA,
-    context.getClass(),
-    methodKey,
-  );
-  const entries = Object.entries(metadata ?? {}).map(([key, argument]) => ({
-    type: Number(key.split(':')[0]),
-    index: argument.index,
-    data: argument.data,
-  }));
+  const entries = routeArguments(context.getClass(), methodKey);
   return (source, key) => {
     if (source === 'args') {
       // {args.N}: the method's own arguments, as received.
@@ -74,4 +65,34 @@ export function boundArguments(
     const found = entries.find((entry) => entry.type === type && same(entry.data));
     return found === undefined ? undefined : { value: args[found.index] };
   };
+}
+
+/** A handler's parameter bindings, as read from its route-argument metadata. */
+interface BoundParameter {
+  readonly type: number;
+  readonly index: number;
+  readonly data: unknown;
+}
+
+/** Read once per handler (decorators wrote them when the class was defined), not per call. */
+const parametersOf = new WeakMap<object, Map<string | symbol, readonly BoundParameter[]>>();
+
+function routeArguments(owner: object, methodKey: string | symbol): readonly BoundParameter[] {
+  let byMethod = parametersOf.get(owner);
+  if (byMethod === undefined) parametersOf.set(owner, (byMethod = new Map()));
+  let entries = byMethod.get(methodKey);
+  if (entries === undefined) {
+    const metadata: Record<string, RouteArgument> | undefined = Reflect.getMetadata(
+      ROUTE_ARGS_METADATA,
+      owner,
+      methodKey,
+    );
+    entries = Object.entries(metadata ?? {}).map(([key, argument]) => ({
+      type: Number(key.split(':')[0]),
+      index: argument.index,
+      data: argument.data,
+    }));
+    byMethod.set(methodKey, entries);
+  }
+  return entries;
 }

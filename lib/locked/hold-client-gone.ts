@@ -36,7 +36,18 @@ interface Watcher {
 }
 const watchers = new WeakMap<CloseSource, Map<string, Watcher>>();
 
-function onceGone(source: CloseSource, event: string, callback: () => void): () => void {
+/**
+ * Calls `callback` when `source` emits `event`; returns a function that stops. The listener is
+ * removed once no call waits, unless `sticky`: an HTTP connection kept alive serves one
+ * request after another, and adding and removing its listener for each cost more than the
+ * rest of the watch; it stays until the connection closes.
+ */
+function onceGone(
+  source: CloseSource,
+  event: string,
+  callback: () => void,
+  sticky: boolean,
+): () => void {
   let byEvent = watchers.get(source);
   if (byEvent === undefined) watchers.set(source, (byEvent = new Map()));
   const events = byEvent;
@@ -53,6 +64,7 @@ function onceGone(source: CloseSource, event: string, callback: () => void): () 
   }
   const { callbacks, listener } = watcher;
   callbacks.add(callback);
+  if (sticky) return () => callbacks.delete(callback);
   return () => {
     callbacks.delete(callback);
     if (callbacks.size === 0 && events.get(event) === watcher) {
@@ -84,17 +96,17 @@ export function watchClientGone(context: ExecutionContext, onGone: () => void): 
   const stop = () => {
     for (const s of stops.splice(0)) s();
   };
-  const watch = (source: unknown, events: string[]) => {
+  const watch = (source: unknown, events: string[], sticky = false) => {
     if (!isCloseSource(source)) return false;
-    for (const event of events) stops.push(onceGone(source, event, fire));
+    for (const event of events) stops.push(onceGone(source, event, fire, sticky));
     return true;
   };
 
   switch (context.getType()) {
     case 'http': {
-      const http = context.switchToHttp();
-      const request = http.getRequest<{ raw?: { socket?: unknown }; socket?: unknown }>();
-      const reply = http.getResponse<{ raw?: unknown }>();
+      // The arguments themselves: switchToHttp() builds three closures per call.
+      const request = context.getArgByIndex<{ raw?: { socket?: unknown }; socket?: unknown }>(0);
+      const reply = context.getArgByIndex<{ raw?: unknown }>(1);
       const response = (reply?.raw ?? reply) as
         (CloseSource & { writableFinished?: boolean }) | undefined;
       const socket = (request?.raw ?? request)?.socket as CloseSource | undefined;
@@ -103,9 +115,14 @@ export function watchClientGone(context: ExecutionContext, onGone: () => void): 
         break;
       }
       // The socket: a response waiting behind others pipelined on the connection only learns
-      // of the close through it. The response too, for adapters that give no socket.
-      watch(socket, ['close']);
-      if (response?.writableFinished !== true) watch(response, ['close']);
+      // of the close through it. The response too, for adapters that give no socket (and for
+      // a stream of an HTTP/2 session that closes alone): its own listener, as it serves one
+      // call.
+      watch(socket, ['close'], true);
+      if (response?.writableFinished !== true && isCloseSource(response)) {
+        response.once('close', fire);
+        stops.push(() => response.removeListener('close', fire));
+      }
       break;
     }
     case 'ws': {

@@ -42,28 +42,14 @@ export interface LockedContext<TRequest = any, TData = any> {
 /** The {@link LockedContext} of a handler call seen by the interceptor. */
 export function lockedContextOf(executionContext: ExecutionContext): LockedContext {
   const args = executionContext.getArgs();
+  // The arguments by index, as switchToHttp() & co. read them (they build closures per call).
   switch (executionContext.getType()) {
     case 'http':
-      return {
-        args,
-        request: executionContext.switchToHttp().getRequest(),
-        data: undefined,
-        executionContext,
-      };
+      return { args, request: args[0], data: undefined, executionContext };
     case 'rpc':
-      return {
-        args,
-        request: undefined,
-        data: executionContext.switchToRpc().getData(),
-        executionContext,
-      };
+      return { args, request: undefined, data: args[0], executionContext };
     case 'ws':
-      return {
-        args,
-        request: undefined,
-        data: executionContext.switchToWs().getData(),
-        executionContext,
-      };
+      return { args, request: undefined, data: args[1], executionContext };
     default:
       return { args, request: undefined, data: undefined, executionContext };
   }

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Inject, StreamableFile } from '@nestjs/common';
 import { PROPERTY_DEPS_METADATA } from '@nestjs/common/constants.js';
-import { isObservable, Observable } from 'rxjs';
+import { isObservable } from 'rxjs';
 import { RedlockConfigError, type Lock, type LockLostError, type LockSession } from '../core';
 import { globalSingleton } from '../core/global-singleton';
 import {
@@ -15,12 +15,10 @@ import { anyRedlockModule, missingModuleError } from '../module-registry';
 import { RedlockService } from '../redlock.service';
 import { providerLockedContext } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
-import { acquireForCall } from './acquire-for-call';
-import { lockedScope, type LockedHandoff } from './locked-scope';
-import { endAfterMinHold } from './min-hold';
+import { holdForCall, type CallFailures } from './hold-for-call';
+import { lockedScope, type AnyMethod } from './locked-scope';
 
-/** A method of a class, as found on its prototype. */
-export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
+export type { AnyMethod } from './locked-scope';
 
 /**
  * Where an instance keeps the RedlockService (and module options) of the application that
@@ -131,21 +129,20 @@ export function isLockedWrapper(method: unknown): boolean {
  */
 export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMethod {
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
-    const scope = lockedScope.getStore();
-    if (scope?.handoff?.metadata === metadata) {
-      // A handler call: LockedInterceptor hands it over, so that the lock is named from what
-      // the handler receives (after guards and pipes) and taken here. Consumed once, so a
-      // recursive call of the same method from inside the handler locks on its own.
-      const handoff = scope.handoff;
-      scope.handoff = undefined;
-      return lockHandlerCall(original, metadata, this, args, handoff);
+    const call = lockedScope.getStore()?.call;
+    if (call !== undefined && call.metadata === metadata) {
+      // A handler call: LockedInterceptor's token, so that the lock is named from what the
+      // handler receives (after guards and pipes) and taken here. Once per token: a second
+      // invocation in the same scope locks on its own.
+      const answer = call.lockCall(original, this, args);
+      if (answer !== undefined) return answer;
     }
-    const call = new LockedCall(original, metadata, this, args);
+    const locked = new LockedCall(original, metadata, this, args);
     switch (metadata.kind) {
       case 'async':
-        return call.run();
+        return locked.run();
       case 'asyncGenerator':
-        return call.generate();
+        return locked.generate();
       default:
         throw new RedlockConfigError(
           metadata.where,
@@ -164,38 +161,8 @@ export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMe
   return wrapped;
 }
 
-/**
- * A handler call handed over by `LockedInterceptor`: takes the lock with the arguments Nest
- * passes (after guards and pipes), runs the method in the lock's scope — whatever it returns:
- * a value (a plain handler), a Promise, an Observable (subscribed in the lock's scope) or a
- * stream — and tells the interceptor when the method's own work settled. The interceptor
- * releases once the result has ended (an Observable finalized, a stream sent).
- */
-async function lockHandlerCall(
-  original: AnyMethod,
-  metadata: LockedMetadata,
-  self: unknown,
-  args: unknown[],
-  handoff: LockedHandoff,
-): Promise<unknown> {
-  const session = await handoff.take(args);
-  if (session === undefined) return undefined; // busy, onBusy: 'skip'
-  const enter = <R>(work: () => R): R =>
-    session.run(() => lockedScope.run({ lock: session.lock }, work));
-  const result = enter(() => original.apply(self, withLock(args, metadata, session.lock)));
-  const settled = Promise.resolve(result);
-  handoff.running(settled);
-  const value = await settled;
-  if (!isObservable(value)) handoff.single();
-  if (isObservable(value)) {
-    const source = value;
-    return new Observable<unknown>((subscriber) => enter(() => source.subscribe(subscriber)));
-  }
-  return value;
-}
-
 /** The arguments, with the lock in the positions of `@CurrentLock()` parameters. */
-function withLock(args: unknown[], metadata: LockedMetadata, lock: Lock): unknown[] {
+export function withLock(args: unknown[], metadata: LockedMetadata, lock: Lock): unknown[] {
   const positions = metadata.currentLockParams;
   if (positions.length === 0) return args;
   const copy = [...args];
@@ -203,11 +170,9 @@ function withLock(args: unknown[], metadata: LockedMetadata, lock: Lock): unknow
   return copy;
 }
 
-/** One call of a wrapped method that takes its own lock. */
-class LockedCall {
+/** One call of a wrapped method that takes its own lock (through {@link holdForCall}). */
+class LockedCall implements CallFailures {
   private resources?: readonly string[];
-  private redlock?: RedlockService;
-  private acquiredAt = 0;
 
   constructor(
     private readonly original: AnyMethod,
@@ -218,41 +183,50 @@ class LockedCall {
 
   /** An `async` method: held until its Promise settles. */
   async run(): Promise<unknown> {
-    const session = await this.acquire();
-    if (session === undefined) return undefined; // busy, onBusy: 'skip'
-    let result: unknown;
-    try {
-      result = await this.enter(session, () =>
-        this.original.apply(this.self, withLock(this.args, this.metadata, session.lock)),
-      );
-      this.rejectDeferredWork(result);
-    } catch (error) {
-      // The method's own error wins, also over a lost lock: it says more about what happened.
-      await this.end(session);
-      throw error;
-    }
-    const lost = await this.end(session);
-    if (lost) throw this.fail(lost, 'hold');
-    return result;
+    const [redlock, resources] = this.prepare();
+    return holdForCall(
+      redlock,
+      resources,
+      this.metadata,
+      undefined,
+      (lock) => this.invoke(lock),
+      this,
+    );
   }
 
   /**
    * An `async *` method: the lock is taken on the first step (as a generator's body only
    * starts then), every step of the original runs in the lock's scope, and the lock is
-   * released when the generator finishes, throws, or is returned from early.
+   * released when the generator finishes, throws, or is returned from early. The hold's work
+   * is the generator's life: it ends when the generator does.
    */
   async *generate(): AsyncGenerator<unknown, unknown, unknown> {
-    const session = await this.acquire();
-    if (session === undefined) return undefined; // busy, onBusy: 'skip': yields nothing
-    const inner = this.enter(
-      session,
-      () =>
-        this.original.apply(
-          this.self,
-          withLock(this.args, this.metadata, session.lock),
-        ) as AsyncGenerator,
+    const [redlock, resources] = this.prepare();
+    let held: { lock: Lock; session: LockSession } | undefined;
+    let finish: () => void = () => undefined;
+    let opened: () => void = () => undefined;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const holding = holdForCall(
+      redlock,
+      resources,
+      this.metadata,
+      undefined,
+      (lock, session) => {
+        held = { lock, session };
+        opened();
+        return new Promise<void>((resolve) => (finish = resolve));
+      },
+      this,
     );
-    const step = <R>(next: () => Promise<R>) => this.enter(session, next);
+    // Acquired (the work started), skipped (resolved before), or not acquired (rejects, mapped).
+    await Promise.race([open, holding]);
+    if (held === undefined) return undefined; // busy, onBusy: 'skip': yields nothing
+    const { lock, session } = held;
+    const step = <R>(next: () => R): R => session.run(() => lockedScope.run({ lock }, next));
+    const inner = step(
+      () =>
+        this.original.apply(this.self, withLock(this.args, this.metadata, lock)) as AsyncGenerator,
+    );
     // What yield* drives: the original, one step at a time, each inside the lock's scope (a
     // generator's body runs in the context of whoever calls next(), not where it was made).
     const scoped = {
@@ -272,18 +246,42 @@ class LockedCall {
       // The original threw, or the consumer returned early (a `break` in `for await`): either
       // way it has stopped. Its own error wins; an early return reports no loss (the lock's
       // signal aborted and the core warned when it happened).
-      if (!completed) await this.end(session);
+      if (!completed) {
+        finish();
+        await holding.catch(() => undefined);
+      }
     }
-    const lost = await this.end(session);
-    if (lost) throw this.fail(lost, 'hold');
+    finish();
+    await holding; // rejects, mapped, when the lock was lost while the generator ran
     return result;
   }
 
+  /** @internal CallFailures: the acquisition failed. */
+  notAcquired(error: unknown): unknown {
+    return this.fail(error, 'acquire');
+  }
+
+  /** @internal CallFailures: the lock was lost while the method ran. */
+  lost(error: LockLostError): unknown {
+    return this.fail(error, 'hold');
+  }
+
+  /** The method, in the lock's `@CurrentLock()` scope (the core's is the hold's). */
+  private invoke(lock: Lock): Promise<unknown> {
+    const result = lockedScope.run({ lock }, () =>
+      this.original.apply(this.self, withLock(this.args, this.metadata, lock)),
+    );
+    return Promise.resolve(result).then((value) => {
+      this.rejectDeferredWork(value);
+      return value;
+    });
+  }
+
   /**
-   * Names the resources, finds the application's lock manager, acquires.
-   * @returns undefined when the call is skipped (busy, with `onBusy: 'skip'`).
+   * Finds the application's lock manager and names the resources.
+   * @throws RedlockConfigError without one; the mapped resolve error
    */
-  private async acquire(): Promise<LockSession | undefined> {
+  private prepare(): [RedlockService, string[]] {
     const managed = (
       typeof this.self === 'object' && this.self !== null ? this.self : {}
     ) as LockManaged;
@@ -303,25 +301,7 @@ class LockedCall {
       throw this.fail(error, 'resolve');
     }
     this.resources = resources;
-    const lock = await acquireForCall(redlock, resources, this.metadata, undefined).catch(
-      (error: unknown) => {
-        throw this.fail(error, 'acquire');
-      },
-    );
-    if (lock === undefined) return undefined; // busy, onBusy: 'skip'
-    this.redlock = redlock;
-    this.acquiredAt = performance.now();
-    return redlock.redlock.session(lock, this.metadata.lockOptions);
-  }
-
-  /** Ends the lock, no earlier than `minHold` after its acquisition. */
-  private end(session: LockSession): Promise<LockLostError | undefined> {
-    return endAfterMinHold(session, this.metadata.minHold, this.acquiredAt, this.redlock!);
-  }
-
-  /** Runs `work` in the lock's scopes: the core's (`currentLock()`) and `@CurrentLock()`'s. */
-  private enter<R>(session: LockSession, work: () => R): R {
-    return session.run(() => lockedScope.run({ lock: session.lock }, work));
+    return [redlock, resources];
   }
 
   /**

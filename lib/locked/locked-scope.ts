@@ -1,30 +1,40 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Lock, LockSession } from '../core';
+import type { Lock } from '../core';
 import { globalSingleton } from '../core/global-singleton';
 import type { LockedMetadata } from './locked-metadata';
 
+/** A method of a class, as found on its prototype. */
+export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
+
 /**
- * A handler call that `LockedInterceptor` hands to the method wrapper: Nest invokes the method
- * after guards and pipes, with the arguments the handler receives, so that is where its lock is
- * named and taken (DESIGN §5.10: one meaning per template). The interceptor keeps what only it
- * can do: mapping errors with the execution context, watching the client, and holding the lock
- * until the result's body has ended.
+ * A handler call that `LockedInterceptor` locks, as the method wrapper finds it in the call's
+ * async scope: Nest invokes the method after guards and pipes, with the arguments the handler
+ * receives, so that is where its lock is named and taken (DESIGN §5.10: one meaning per
+ * template). The interceptor keeps what only it can do: mapping errors with the execution
+ * context, watching the client, and holding the lock until the result's body has ended.
+ *
+ * Immutable (frozen), and never changed once in the scope: nothing passes between the two paths
+ * but this token and the call it names. Its identity — its `metadata` — is what the wrapper
+ * compares to know the interceptor locks this very method.
  */
-export interface LockedHandoff {
+export interface LockedCallToken {
   readonly metadata: LockedMetadata;
   /**
-   * Names the lock from the handler's arguments and takes it. Resolves to the session to run
-   * the method in, or `undefined` when the call is skipped (`onBusy: 'skip'`).
-   * @throws what the call should answer instead (already mapped for its transport)
+   * Runs `method` on `self` with `args` under the call's lock: names the lock from `args`,
+   * takes it through the core's hold primitive and invokes the method in its scope. Resolves
+   * to what Nest should see as the method's result (after the release for a single value;
+   * `undefined` when the call is skipped), or rejects with what the call should answer
+   * instead (already mapped for its transport).
+   *
+   * Returns `undefined`, without running anything, when this call's method was already invoked
+   * once: a second invocation in the same scope (an interceptor inside ours that subscribes
+   * twice) is not this handler call, and locks on its own.
    */
-  take(args: readonly unknown[]): Promise<LockSession | undefined>;
-  /** The method's own work (its Promise): the lock is not released before it settles. */
-  running(work: Promise<unknown>): void;
-  /**
-   * The method resolved to one value (not an Observable): it is answered only after the
-   * release, so that a lock lost meanwhile fails the call instead of a success going out first.
-   */
-  single(): void;
+  readonly lockCall: (
+    method: AnyMethod,
+    self: unknown,
+    args: unknown[],
+  ) => Promise<unknown> | undefined;
 }
 
 /** The async context of a `@Locked` call. */
@@ -32,18 +42,17 @@ export interface LockedScope {
   /** The lock held for the call: what `@CurrentLock()` injects; absent before it is taken. */
   readonly lock?: Lock;
   /**
-   * Set by the interceptor until the handler is invoked. A wrapped method finding its own
+   * Set by the interceptor around the handler chain. A wrapped method finding its own
    * metadata here takes the lock through it, and a second LockedInterceptor (one also
-   * registered globally) knows the call is already being locked. Consumed by the first wrapped
-   * call, so a recursive call of the same method from inside the handler locks normally.
+   * registered globally) knows the call is already being locked.
    */
-  handoff?: LockedHandoff;
+  readonly call?: LockedCallToken;
 }
 
 /**
  * The `@Locked` scope, separate from the core's: `@CurrentLock()` is a parameter decorator,
  * created without access to the RedlockService whose `currentLock()` it would need, and the
- * handler-invocation marker above is a Nest-layer concern.
+ * handler-call token above is a Nest-layer concern.
  *
  * One per process (not per copy of the package): the ESM and CommonJS builds loaded side by side
  * must see the same scope, or `@CurrentLock()` from one would miss the lock taken by the other.

@@ -185,10 +185,23 @@ function renderPlaceholder(
   context: LockedContext,
   bound: BoundArguments | undefined,
 ): string {
-  const { start, path } = startOf(placeholder, context, bound);
-  let value = start;
+  const path = placeholder.path;
+  // Where the value is read from: what the handler received for the placeholder's first key
+  // (its path then starts after it), for the whole source, or else the raw request. No
+  // object or array per call: this runs on every request.
+  let from = 0;
+  let value: unknown;
+  const byKey = bound?.(placeholder.source, path[0]);
+  if (byKey !== undefined) {
+    value = byKey.value;
+    from = 1;
+  } else {
+    const whole = bound?.(placeholder.source, undefined);
+    value = whole !== undefined ? whole.value : READ_SOURCE[placeholder.source](context);
+  }
   let missing = value === undefined;
-  for (const key of path) {
+  for (let i = from; i < path.length; i++) {
+    const key = path[i];
     if (missing) break;
     // Own properties only: a value like `{body.constructor}` must not reach into prototypes
     // (and `__proto__` in a JSON body is an ordinary own key there).
@@ -214,25 +227,6 @@ function renderPlaceholder(
 /**
  * Where a placeholder's path starts: the handler's piped value for its first key (`@Param('id')`
  * for `{id}`), else the piped whole source (`@Param()`), else the raw source of the context.
- */
-function startOf(
-  placeholder: TemplatePlaceholder,
-  context: LockedContext,
-  bound: BoundArguments | undefined,
-): { start: unknown; path: readonly string[] } {
-  const [head, ...rest] = placeholder.path;
-  const byKey = bound?.(placeholder.source, head);
-  if (byKey !== undefined) return { start: byKey.value, path: rest };
-  const whole = bound?.(placeholder.source, undefined);
-  if (whole !== undefined) return { start: whole.value, path: placeholder.path };
-  return { start: READ_SOURCE[placeholder.source](context), path: placeholder.path };
-}
-
-/**
- * A template value must be a non-empty string or a finite number: anything else (empty
- * or whitespace-only string, null, an object, an array from a repeated query parameter, NaN) would produce keys
- * like `stock:` or `stock:[object Object]` that lock the wrong thing. The value itself is
- * data and may contain any characters; error messages describe its kind, never echo it.
  */
 function templateValue(template: string, placeholder: TemplatePlaceholder, value: unknown): string {
   // Whitespace alone names nothing: `v:   ` would be one lock for every blank value.

@@ -5,6 +5,8 @@ import {
   REDLOCK_DEFAULTS,
   REDLOCK_MODULE_OPTIONS,
   RedlockService,
+  type HoldSettings,
+  type HoldWork,
   type Lock,
   type LockNotAcquiredReason,
   type LockOptions,
@@ -81,6 +83,17 @@ export class TestingRedlockService extends RedlockService {
     return typeof optionsOrRoutine === 'function'
       ? super.using(resources, optionsOrRoutine)
       : super.using(resources, optionsOrRoutine, routine as LockedRoutine<T>);
+  }
+
+  /** `@Locked` holds its calls' locks through this: a forced failure applies to it too. */
+  override async hold<T>(
+    resources: Resources,
+    options: LockOptions | undefined,
+    work: HoldWork<T>,
+    settings?: HoldSettings,
+  ): Promise<T> {
+    this.throwIfForced(resources);
+    return super.hold(resources, options, work, settings);
   }
 
   /**

@@ -440,7 +440,7 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
 
     it('locks a controller handler once: no double locking by the explorer', async () => {
       const service = a.get(RedlockService);
-      const acquire = jest.spyOn(service, 'acquire');
+      const acquire = jest.spyOn(service, 'hold');
       try {
         const res = await http().get('/stock/2');
         expect(res.status).toBe(200);
@@ -509,7 +509,7 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
     it('a method Nest calls through the instance with interceptors is locked once, by the interceptor', async () => {
       const service = a.get(CounterService);
       const redlock = a.get(RedlockService);
-      const acquire = jest.spyOn(redlock, 'acquire');
+      const acquire = jest.spyOn(redlock, 'hold');
       try {
         // What a WebSocket gateway or GraphQL resolver does: the instance's (wrapped) method,
         // run through the enhancer pipeline, here as an 'rpc' call with the payload first.
@@ -678,7 +678,7 @@ describe('@Locked end to end (2 Nest apps, 3 real Redis nodes)', () => {
           providers: [{ provide: APP_INTERCEPTOR, useClass: LockedInterceptor }],
         },
       );
-      const acquire = jest.spyOn(app.get(RedlockService), 'acquire');
+      const acquire = jest.spyOn(app.get(RedlockService), 'hold');
       try {
         await request(app.getHttpServer()).get('/stock/5').expect(200);
         await request(app.getHttpServer()).get('/unlocked-current').expect(200);

@@ -309,8 +309,8 @@ describe('@Locked provider methods of every shape run under the lock (2 apps, 3 
   });
 
   it('each app locks through its own RedlockService', async () => {
-    const spyA = jest.spyOn(a.get(RedlockService), 'acquire');
-    const spyB = jest.spyOn(b.get(RedlockService), 'acquire');
+    const spyA = jest.spyOn(a.get(RedlockService), 'hold');
+    const spyB = jest.spyOn(b.get(RedlockService), 'hold');
     try {
       await a.get(SymbolNamed)[SETTLE]();
       expect([spyA.mock.calls.length, spyB.mock.calls.length]).toEqual([1, 0]);
