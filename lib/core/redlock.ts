@@ -708,6 +708,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
           retryDelay: settings.retryDelay,
           retryJitter: settings.retryJitter,
           signal,
+          settles: giveUpAt === startedAt || retryUnavailable === true,
           retryUnavailable,
         },
         this.splitVotes,

@@ -32,6 +32,12 @@ export interface SplitVoteCall {
   readonly retryJitter: number;
   readonly signal?: AbortSignal;
   /**
+   * The call made one attempt (`wait: 0`, `tryAcquire()`) or skips its work when busy: the calls
+   * a lost round answers wrongly. A call that waits retries on its own until its `wait` is spent,
+   * and keeps that bound.
+   */
+  readonly settles: boolean;
+  /**
    * Rounds that failed as `unavailable` (nodes too slow to answer on a busy machine, a node
    * restarting) are retried within the window too: for a call that would otherwise skip its
    * work as an outage (`@Locked` with `onBusy: 'skip'`), where a skip loses a tick on every
@@ -44,11 +50,12 @@ export interface SplitVoteCall {
  * The retry policy of every acquisition (issue 26): `reason: 'held'` means that another owner
  * holds a quorum of the nodes, not that this call lost a round. When contenders start at once
  * (instances firing the same tick), each can win a minority of the nodes and nobody a quorum: a
- * split vote. An acquisition that gave up on such a round — its `wait` spent, `wait: 0` above
- * all — tries again after a jittered delay while the window ({@link SPLIT_VOTE_RETRY_MS} from
- * its start) lasts, and reports `held` only once the nodes show one other holder on a quorum
- * (or cannot tell: an adapter that cannot inspect, nodes that do not answer). A call whose
- * `wait` outlasts the window is unchanged: its own retries already cover it.
+ * split vote. A one-attempt acquisition (`wait: 0`, `tryAcquire()`, and `@Locked` with
+ * `onBusy: 'skip'`, which must not skip a tick nobody holds) that met such a round tries again
+ * after a jittered delay while the window ({@link SPLIT_VOTE_RETRY_MS} from its start) lasts,
+ * and reports `held` only once the nodes show one other holder on a quorum (or cannot tell: an
+ * adapter that cannot inspect, nodes that do not answer). A call that waits keeps its `wait`:
+ * its own retries cover the rounds it loses. The error that stands counts every attempt.
  *
  * Called with the failure of the call's acquisition (nothing is added to a lock that was
  * granted); `attempt` is one more attempt, made now.
@@ -61,9 +68,12 @@ export async function retrySplitVotes<L>(
   parts: SplitVoteParts,
   attempt: () => Promise<L>,
 ): Promise<L> {
+  if (!call.settles) throw failure;
   const until = call.startedAt + SPLIT_VOTE_RETRY_MS;
+  let attempts = 0;
   for (let error = failure; ;) {
-    if (!(await retries(error, call, parts, until))) throw error;
+    if (error instanceof LockNotAcquiredError) attempts += error.attempts;
+    if (!(await retries(error, call, parts, until))) throw withAttempts(error, attempts);
     const pause = call.retryDelay + parts.random() * call.retryJitter;
     try {
       await sleep(parts.clock, pause, [call.signal, parts.draining]);
@@ -77,6 +87,19 @@ export async function retrySplitVotes<L>(
       error = next;
     }
   }
+}
+
+/** The failure that stands, counting the attempts of the whole call (every retry's too). */
+function withAttempts(error: unknown, attempts: number): unknown {
+  if (!(error instanceof LockNotAcquiredError) || error.attempts === attempts) return error;
+  return new LockNotAcquiredError(
+    error.resources,
+    error.reason,
+    attempts,
+    error.nodes,
+    error.retryAfterMs,
+    error.detail,
+  );
 }
 
 /** Whether a failed acquisition is retried (see {@link acquireSettlingSplitVotes}). */
