@@ -71,10 +71,18 @@ export async function retrySplitVotes<L>(
   if (!call.settles) throw failure;
   const until = call.startedAt + SPLIT_VOTE_RETRY_MS;
   let attempts = 0;
-  for (let error = failure; ;) {
+  for (let error = failure, retry = 0; ; retry++) {
     if (error instanceof LockNotAcquiredError) attempts += error.attempts;
     if (!(await retries(error, call, parts, until))) throw withAttempts(error, attempts);
-    const pause = call.retryDelay + parts.random() * call.retryJitter;
+    // The jitter's spread doubles with each retry (up to 8×): a split vote is settled when one
+    // contender's retry reaches the others' nodes before their own retries do, so what counts
+    // is the gap between the first retry and the next, against the nodes' round trip. With a
+    // fixed 100 ms spread, three contenders 40 ms apart all retried within that gap about a
+    // third of the time, round after round; a loaded machine, which widens the gap needed,
+    // left a tick fired on three instances run nowhere (skip-run-once.spec, both cores busy).
+    // Doubling keeps the first retry prompt and makes each failed round less likely than the last.
+    const spread = call.retryJitter * 2 ** Math.min(retry, 3);
+    const pause = call.retryDelay + parts.random() * spread;
     try {
       await sleep(parts.clock, pause, [call.signal, parts.draining]);
     } catch {
