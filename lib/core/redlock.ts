@@ -208,6 +208,7 @@ export class Redlock extends EventEmitter<RedlockEvents> {
       inspect: (resource) => this.inspect(resource),
       draining: this.draining.signal,
       random: options.random ?? Math.random,
+      everyNodeVotes: () => this.membership.voters().every(Boolean),
     };
     this.round = {
       nodes: this.nodes,
