@@ -59,6 +59,7 @@ const expectedFiles = [
   'docs/recipes.md',
   'docs/redis-nodes.compose.yml',
   'docs/redis-nodes.sh',
+  'docs/restart-search.md',
   'docs/testing.md',
   'package.json',
   'terminus/package.json',
