@@ -86,8 +86,8 @@ function failFastOptions(nodeTimeout: number): RedisOptions {
 
 /**
  * The ioredis adapter of the {@link RedisNode} port (whose contract, in node.ts, says which
- * orderings the algorithm relies on). Scripts are loaded with SCRIPT LOAD every time the
- * connection becomes ready — before any command that could need them, on the same connection —
+ * orderings the algorithm relies on). The scripts the server lacks are loaded every time the
+ * connection becomes ready (loadMissingScripts) — before any command that could need them —
  * so EVALSHA succeeds on the hot path: a restarted node's empty cache (or Redis ≥ 7.4 evicting
  * EVAL-loaded scripts) never sends a command through a fallback. The EVAL fallback on NOSCRIPT
  * that remains covers a `SCRIPT FLUSH` at runtime; it re-sends after later commands, which is

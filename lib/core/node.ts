@@ -20,7 +20,8 @@ import type { NodeAccess } from './permissions';
  *   connection does this), so a failed attempt leaves no key behind for a full ttl. An
  *   adapter that cannot keep that order only delays others by at most one ttl.
  * - **No fallback that re-sends after later commands on the hot path**: an adapter loads its
- *   scripts whenever its connection becomes ready (SCRIPT LOAD, which Redis never evicts), so
+ *   scripts whenever its connection becomes ready (loadMissingScripts: SCRIPT EXISTS, then
+ *   SCRIPT LOAD of the missing ones, which Redis never evicts), so
  *   EVALSHA normally succeeds; the NOSCRIPT fallback that remains (a `SCRIPT FLUSH` at runtime)
  *   is then safe by the first rule.
  */

@@ -473,7 +473,7 @@ return 3
 `,
 );
 
-/** Every script, for SCRIPT LOAD when a connection becomes ready. */
+/** Every script, loaded when a connection becomes ready (script-loading.ts). */
 export const LOCK_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
   PLAIN_WAIT_SCRIPT,
