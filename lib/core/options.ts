@@ -130,7 +130,7 @@ export interface RedlockOptions {
    * With `fairness: 'queue'`: how long a released lock stays reserved for the waiter that is
    * next (ms). The waiter normally claims it within a round trip; a waiter that died or left
    * holds the queue up for at most this long.
-   * @default 2 × nodeTimeout + retryDelay
+   * @default 2 × `nodeTimeout` + `retryDelay`
    */
   handOffLease?: number;
   /**
