@@ -15,6 +15,8 @@
  *   `@default` tag of `RedlockOptions` (what editors show) must state `REDLOCK_DEFAULTS`' value,
  *   or this fails too;
  * - the wording: scripts/option-tables.data.mjs.
+ * `@Locked`'s own default (`SKIP_MIN_HOLD_MS`, lib/locked/locked-options.ts) is checked against
+ * the `@default` of `LockedOptions.minHold` the same way (docs/locked.md has no options table).
  *
  * The tables sit between `<!-- option-table:NAME:start -->` and `<!-- option-table:NAME:end -->`
  * and are formatted with the repository's Prettier settings, so that `prettier --check` agrees.
@@ -65,7 +67,7 @@ function members(declaration) {
   return result;
 }
 
-/** The value of a literal in the source: the only kinds `REDLOCK_DEFAULTS` may hold. */
+/** The value of a literal in the source: the only kinds a default constant may hold. */
 function literal(node) {
   if (ts.isNumericLiteral(node)) return Number(node.text);
   if (ts.isStringLiteral(node)) return node.text;
@@ -76,7 +78,7 @@ function literal(node) {
   if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.MinusToken) {
     return -literal(node.operand);
   }
-  throw new Error(`REDLOCK_DEFAULTS: cannot read ${node.getText()} (a literal is expected)`);
+  throw new Error(`cannot read the default ${node.getText()} (a literal is expected)`);
 }
 
 /** `REDLOCK_DEFAULTS = Object.freeze({ … })`: name → value. */
@@ -142,6 +144,22 @@ for (const [name, value] of defaults) {
       `RedlockOptions.${name}: @default ${tag}, but REDLOCK_DEFAULTS.${name} is ${formatValue(value)}`,
     );
   }
+}
+
+// `@Locked`'s own default (minHold with onBusy: 'skip') is the constant SKIP_MIN_HOLD_MS; the
+// JSDoc editors show must state its value.
+const lockedFile = parse('lib/locked/locked-options.ts');
+const skipMinHold = lockedFile.statements
+  .filter(ts.isVariableStatement)
+  .flatMap((s) => s.declarationList.declarations)
+  .find((d) => d.name.getText() === 'SKIP_MIN_HOLD_MS');
+if (!skipMinHold?.initializer) throw new Error('lib/locked/locked-options.ts: SKIP_MIN_HOLD_MS');
+const minHoldTag = members(findInterface(lockedFile, 'LockedOptions')).get('minHold')?.defaultTag;
+const skipValue = formatValue(literal(skipMinHold.initializer));
+if (!new RegExp(`^${skipValue}\\b`).test(minHoldTag ?? '')) {
+  problems.push(
+    `LockedOptions.minHold: @default ${minHoldTag}, but SKIP_MIN_HOLD_MS is ${skipValue}`,
+  );
 }
 
 /** The default column of an option. */
