@@ -1,90 +1,27 @@
-import { createHash } from 'node:crypto';
 import type { Clock, ClockTimer } from './clock';
 import { fanOut } from './fan-out';
 import { FENCE_COUNTER_KEEP_MS } from './fencing';
 import type { RedlockLogger } from './logger';
-import type { NodeStanding, RedisNode, ServerInfo, StandingKeys } from './node';
+import type { NodeStanding, RedisNode, StandingKeys } from './node';
 import { quorumOf } from './quorum';
 import {
   admission,
   floorRestore,
-  settledAfterMs,
   type Admission,
   type NodeFacts,
   type RestartRule,
 } from './quarantine';
+import { LeaseHorizons } from './horizons';
+import {
+  Member,
+  RECHECK_MS,
+  STANDING_TIMEOUT_MS,
+  type MembershipListener,
+  type MembershipOptions,
+} from './member';
+import { nodeFacts, quarantineLine, standingKeys, votes } from './standing';
 
-/** What the membership needs to know of the lock manager's settings. */
-export interface MembershipOptions {
-  /** `false`: every node votes (no restart detection). */
-  readonly quarantine: boolean;
-  /** Let a node whose server refuses `INFO` vote (it cannot be checked for restarts). */
-  readonly trustUnidentifiedNodes: boolean;
-  readonly driftFactor: number;
-  readonly nodeTimeout: number;
-  readonly keyPrefix: string;
-  /** The lock manager's default ttl: horizons are recorded for at least a few of these. */
-  readonly ttl: number;
-  /** The longest lease any client of the fleet holds: what a restarted node may have lost. */
-  readonly maxTtl: number;
-  /** Restore fence floors from the start (the lock manager fences by default). */
-  readonly fencing: boolean;
-  /** Names this fleet's fence records: the key prefix and the node list (fleetId()). */
-  readonly fleet: string;
-}
-
-/** Transitions the lock manager reports (events). */
-export interface MembershipListener {
-  quarantined(node: string, remainingMs: number): void;
-  rejoined(node: string): void;
-}
-
-/**
- * While a node waits on too few answers, or cannot be read, the fleet is looked at again this
- * often: an answer that comes later may shorten the wait (never lengthen it).
- */
-const RECHECK_MS = 1_000;
-/** How long a standing read may take (off the lock path): at least this, or `nodeTimeout`. */
-const STANDING_TIMEOUT_MS = 1_000;
-/**
- * Horizons are recorded this many ttls ahead, so one record serves many leases (about one extra
- * command per node per ttl).
- */
-const HORIZON_TTLS = 2;
-
-/** One node's standing as this lock manager sees it, for one identity of its server. */
-class Member {
-  /** The server identity the standing is about; a new one (a reconnect) starts over. */
-  info?: ServerInfo;
-  /** Bumped whenever `info` changes: late results about an older identity are dropped. */
-  epoch = 0;
-  /**
-   * `unknown`: no identity (INFO unread or refused); `pending`: identified, no survey answered
-   * for it yet; `waiting`: may vote at `voteAt`; `voting`.
-   */
-  state: 'unknown' | 'pending' | 'waiting' | 'voting' = 'unknown';
-  /** When it may vote (monotonic ms): the earliest any survey allowed. */
-  voteAt = Infinity;
-  /** Why it waits, as the survey that set `voteAt` said. */
-  why?: Admission['why'];
-  /** Whether its fence floor is complete for this fleet (DESIGN §5.6). */
-  fence: 'unknown' | 'complete' | 'blocked' = 'unknown';
-  /** Leases whose client-side end is before this (monotonic ms) are covered by a recorded horizon. */
-  coveredUntil = -Infinity;
-  covering?: Promise<void>;
-  /** After a failed record: not asked again before this (monotonic ms). */
-  coverFailedUntil = -Infinity;
-  /** Consecutive failed records: the back-off grows with them. */
-  coverFailures = 0;
-  timer?: ClockTimer;
-  identifying = false;
-  /** The quarantine was said for this identity (one line per node per decision). */
-  said = false;
-  /** Since when (monotonic ms) surveys could not tell (too few answers) for this identity. */
-  uninformedSince?: number;
-  /** Since when (monotonic ms) its node is known down, if it is. */
-  downSince?: number;
-}
+export type { MembershipListener, MembershipOptions } from './member';
 
 /**
  * Which nodes may vote (DESIGN §5.7): the part of the lock manager that knows its nodes — their
@@ -103,6 +40,8 @@ class Member {
 export class Membership {
   readonly keys: StandingKeys;
   private readonly members: Member[];
+  /** Records lease horizons on the nodes (horizons.ts). */
+  private readonly horizons: LeaseHorizons;
   private readonly quorum: number;
   private readonly rule: RestartRule;
   private closed = false;
@@ -138,6 +77,12 @@ export class Membership {
       quorum: this.quorum,
     };
     this.fencing = options.fencing;
+    this.horizons = new LeaseHorizons(nodes, clock, options, this.keys, {
+      observe: (index) => this.observe(index),
+      voters: (ttl) => this.voters(ttl),
+      identities: () => this.identities,
+      quorum: this.quorum,
+    });
     // When a node went down, not when a call first noticed: how long it has been silent decides
     // whether a wait on too few answers is likely to last (quorumAt).
     nodes.forEach((node, index) => {
@@ -267,40 +212,14 @@ export class Membership {
   }
 
   /**
-   * Makes sure the lease horizon of the nodes covers a lease of `ttl` ms starting now:
-   * records a new one (two ttls ahead) on nodes whose last record falls short. `undefined`
-   * (no promise) when nothing is to be recorded or a quorum is covered already (the records
-   * then run on in the background); otherwise resolves once every record sent has answered,
-   * each bounded by `nodeTimeout`.
+   * Makes sure the lease horizon of the nodes covers a lease of `ttl` ms starting now (see
+   * LeaseHorizons.cover): `undefined` when nothing is to be waited for.
    */
   cover(ttl: number): Promise<void> | undefined {
     // Synchronous when nothing is to be recorded (the usual case): an attempt's round then
     // starts in the same turn as the call, and its validity is measured from there.
     if (!this.enabled) return undefined;
-    const now = this.clock.now();
-    // Recorded again once less than a quarter lease of slack is left, so a record usually
-    // happens before an acquisition needs it, and rarely (about once per ttl per node).
-    const needed = now + ttl + ttl / 4;
-    const pending: Promise<void>[] = [];
-    for (let i = 0; i < this.nodes.length; i++) {
-      // A node that came back as another server has lost what was recorded on it.
-      const member = this.observe(i);
-      if (member.coveredUntil >= needed || this.nodes[i].isDown === true) continue;
-      // A node whose last record failed (hung, refusing) is not asked again, nor waited for,
-      // until a back-off has passed: it must not cost every attempt a node timeout.
-      if (member.covering === undefined && now < member.coverFailedUntil) continue;
-      member.covering ??= this.recordHorizon(i, horizonWindow(ttl, this.options.ttl));
-      pending.push(member.covering);
-    }
-    if (pending.length === 0) return undefined;
-    // A quorum covered already (counted as a round would: one server listed twice votes
-    // once): the records run on in the background. Waiting for them would make every
-    // acquisition wait out the record of a hung node (one nodeTimeout each, once its last record
-    // fell short), and a node not covered yet simply does not vote (voters()).
-    if (this.voters(ttl).filter(Boolean).length >= this.quorum) return undefined;
-    // Otherwise every record sent is waited for (each is bounded by nodeTimeout): a round then
-    // counts every node that can vote, not only the first quorum to answer.
-    return Promise.all(pending).then(() => undefined);
+    return this.horizons.cover(ttl);
   }
 
   /** Stops every timer (the lock manager is closing). */
@@ -466,7 +385,9 @@ export class Membership {
     }
     member.said = true;
     const left = member.voteAt - now;
-    this.logger.warn(this.quarantineLine(index, member.why ?? decision.why, left));
+    this.logger.warn(
+      quarantineLine(this.nodes[index].name, member.why ?? decision.why, left, this.rule),
+    );
     this.listener.quarantined(this.nodes[index].name, left);
   }
 
@@ -481,17 +402,6 @@ export class Membership {
   }
 
   /** The one line said when a node starts waiting: why, and for at most how long. */
-  private quarantineLine(index: number, why: Admission['why'], leftMs: number): string {
-    const name = this.nodes[index].name;
-    const ms = Math.ceil(leftMs);
-    const start = `Redis node ${name} restarted without proof that its data survived, so it may have lost keys of locks still held: it does not count toward a quorum for up to ${ms} ms`;
-    if (why === 'horizons') return `${start}, until the leases its peers recorded have ended`;
-    const settled = `${start}, until it has been up for maxTtl (${settledAfterMs(this.rule)} ms with drift)`;
-    return why === 'uptime'
-      ? `${settled}: the leases its peers recorded last longer`
-      : `${settled}: too few of its peers answered to bound its leases`;
-  }
-
   /** Completes a node's fence floor when the survey allows it (quarantine.ts floorRestore). */
   private async restoreFence(
     index: number,
@@ -516,44 +426,6 @@ export class Membership {
     member.fence = reply.kind === 'ok' && reply.value ? 'complete' : 'blocked';
   }
 
-  private async recordHorizon(index: number, windowMs: number): Promise<void> {
-    const member = this.members[index];
-    const node = this.nodes[index];
-    const epoch = member.epoch;
-    const identities = this.identities;
-    const sentAt = this.clock.now();
-    const runIds = this.nodes.flatMap((n) =>
-      n.serverInfo === undefined ? [] : [n.serverInfo.runId],
-    );
-    try {
-      const [reply] = await fanOut([node], (n) => n.recordHorizon!(this.keys, windowMs, runIds), {
-        clock: this.clock,
-        timeoutMs: this.options.nodeTimeout,
-      });
-      const recorded = reply.kind === 'ok';
-      // The node applied it after it was sent: its horizon is at least its own time then plus
-      // the window. A lease whose client-side end falls before this is covered, node clocks
-      // running faster than ours included.
-      if (recorded) member.coverFailures = 0;
-      if (recorded && member.epoch === epoch && this.identities === identities) {
-        const until = coveredUntil(sentAt, windowMs, this.options.driftFactor);
-        member.coveredUntil = Math.max(member.coveredUntil, until);
-      } else if (!recorded && member.coverFailures++ > 0) {
-        // The first failure is asked again by the next acquisition, not backed off (issue 19):
-        // one record late under this process's own load (thousands of calls at once) left
-        // every round sent during the back-off with no vote that counted ('unavailable').
-        member.coverFailedUntil = this.clock.now() + this.backoff(member.coverFailures - 2);
-      }
-    } finally {
-      member.covering = undefined;
-    }
-  }
-
-  /** Two node timeouts after the first failure, doubling with each next one, up to RECHECK_MS. */
-  private backoff(failures: number): number {
-    return Math.min(RECHECK_MS, 2 * this.options.nodeTimeout * 2 ** Math.min(failures, 10));
-  }
-
   /**
    * Every node's standing, or `undefined` where it did not answer in time. Off the lock path, so
    * a slow node gets longer than `nodeTimeout` (up to a second): a peer that is merely slow
@@ -566,98 +438,4 @@ export class Membership {
     });
     return replies.map((reply) => (reply.kind === 'ok' ? reply.value : undefined));
   }
-}
-
-/**
- * A node's facts for the restart rule (quarantine.ts), from its STANDING reply and what our own
- * connection's INFO and CONFIG read (`info`, possibly about an earlier incarnation).
- */
-export function nodeFacts(reply: NodeStanding, info: ServerInfo | undefined): NodeFacts {
-  return {
-    runId: reply.runId,
-    // uptime_in_seconds is whole seconds: the true age is at least u - 1 s.
-    ageMs: Math.max(0, reply.uptimeSeconds - 1) * 1_000,
-    born: reply.born,
-    // The configuration read over our own connection, if it is about this same server.
-    durableConfig: info !== undefined && info.runId === reply.runId && info.durable,
-    horizons: reply.horizons,
-    floor: reply.floor,
-    fenced: reply.fenced,
-  };
-}
-
-/**
- * Whether a node that restart detection has decided on votes for a lease of `ttl` ms from
- * `now` (none: standing only), in a fenced acquisition or not: it votes (`state`), its recorded
- * horizon covers the lease, and for a fenced one its floor is complete.
- */
-export function votes(
-  member: { readonly state: string; readonly coveredUntil: number; readonly fence: string },
-  now: number,
-  ttl: number | undefined,
-  fenced: boolean,
-): boolean {
-  return (
-    member.state === 'voting' &&
-    (ttl === undefined || member.coveredUntil >= now + ttl) &&
-    (!fenced || member.fence === 'complete')
-  );
-}
-
-/**
- * Until when (our monotonic ms) a horizon recorded with `windowMs`, sent at `sentAt`, covers a
- * lease: the node applied it after it was sent, so its horizon is at least its own time then
- * plus the window; node clocks running up to `driftFactor` faster than ours are allowed for.
- */
-export function coveredUntil(sentAt: number, windowMs: number, driftFactor: number): number {
-  return sentAt + windowMs / (1 + driftFactor) - 2;
-}
-
-/** How far ahead a horizon is recorded for a lease of `ttl` (ms), given the default ttl. */
-export function horizonWindow(ttl: number, defaultTtl: number): number {
-  return Math.max(ttl, defaultTtl) * HORIZON_TTLS;
-}
-
-/**
- * The keys restart detection keeps on a node for one fleet (`fleet`: {@link fleetId}). NUL cannot
- * appear in a resource name (normalizeResources), so none of them is a lock's key.
- *
- * Horizons and the fence record are per fleet: another fleet sharing a node (same key prefix,
- * another node list) files its horizons under its own nodes' `run_id`s, which are no node's of
- * this fleet; read from one shared hash they looked like horizons of a restart, and a restarted
- * node — or every node of a fresh fleet — waited up to `maxTtl` for leases it never held (found
- * by the exhaustive restart search, docs/restart-search.md). The marker (`born`) and the fence
- * counter's floor are the node's own, whoever wrote them.
- */
-export function standingKeys(keyPrefix: string, fleet: string): StandingKeys {
-  return {
-    horizon: `${keyPrefix}\u0000redlock:horizons:${fleet}`,
-    born: `${keyPrefix}\u0000redlock:born`,
-    floor: `${keyPrefix}\u0000redlock:fence`,
-    fenced: `${keyPrefix}\u0000redlock:fenced:${fleet}`,
-  };
-}
-
-/**
- * The name of a fleet's fence records: its key prefix and its node list, as written. Lock
- * managers that list the same nodes the same way share their records; one that lists them
- * otherwise (or another fleet sharing a node) restores floors for itself.
- */
-export function fleetId(keyPrefix: string, nodeNames: readonly string[]): string {
-  const text = [keyPrefix, ...[...nodeNames].sort()].join('\u0000');
-  // Not a secret: 64 bits so that two fleets sharing a node never share a name by chance.
-  return createHash('sha1').update(text).digest('hex').slice(0, 16);
-}
-
-/**
- * The nodes that cannot take part in restart detection (a {@link RedisNode} adapter without
- * the membership operations), for the error that refuses them while the quarantine is on.
- */
-export function nodesWithoutMembership(nodes: readonly RedisNode[]): RedisNode[] {
-  return nodes.filter(
-    (node) =>
-      typeof node.recordHorizon !== 'function' ||
-      typeof node.readStanding !== 'function' ||
-      typeof node.restoreFloor !== 'function',
-  );
 }

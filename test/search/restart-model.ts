@@ -4,7 +4,7 @@ import {
   horizonWindow,
   nodeFacts,
   votes,
-} from '../../lib/core/membership';
+} from '../../lib/core/standing';
 import type { RestartRule } from '../../lib/core/quarantine';
 import type { Model, Step, Violation } from './explore';
 import { REAL_RULES, type ModelFacts, type Rules } from './rules';

@@ -16,7 +16,7 @@ import {
   SortedSets,
   type ScriptStore,
 } from '../../lib/testing/queue-scripts';
-import { fleetId, standingKeys } from '../../lib/core/membership';
+import { fleetId, standingKeys } from '../../lib/core/standing';
 
 /** A key reserved for the waiters outside the queues (HAND_OFF_SCRIPT). */
 const PLAIN_TURN = '\0r\0p';
