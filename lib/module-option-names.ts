@@ -1,18 +1,26 @@
 import { REDLOCK_DEFAULTS, RedlockConfigError } from './core';
+import type { RedlockModuleOptions } from './redlock-module-options';
+
+/** The module options without an entry in the core's defaults. */
+const WITHOUT_DEFAULT = ['nodes', 'mapLockedError', 'awaitQuorum', 'clock', 'random'] as const;
+
+/**
+ * `RedlockModuleOptions` is derived from the core's options, so it grows when they do: this fails
+ * to compile until an option that is neither in `REDLOCK_DEFAULTS` nor in the list above is
+ * listed there — else a valid option would be refused at bootstrap as unknown.
+ */
+const _everyOptionKnown: [keyof RedlockModuleOptions] extends [
+  keyof typeof REDLOCK_DEFAULTS | (typeof WITHOUT_DEFAULT)[number],
+]
+  ? true
+  : never = true;
 
 /**
  * Every option `RedlockModule` reads: the core's (those with a default, plus `clock` and
  * `random`), `nodes`, `mapLockedError` and `awaitQuorum`. Derived from the core's defaults, so an
  * option added there is known here.
  */
-const KNOWN: ReadonlySet<string> = new Set([
-  'nodes',
-  'mapLockedError',
-  'awaitQuorum',
-  'clock',
-  'random',
-  ...Object.keys(REDLOCK_DEFAULTS),
-]);
+const KNOWN: ReadonlySet<string> = new Set([...WITHOUT_DEFAULT, ...Object.keys(REDLOCK_DEFAULTS)]);
 
 /**
  * The extras of `forRoot` / `forRootAsync` (redlock.module-definition.ts): options of the module

@@ -130,7 +130,7 @@ export interface RedlockOptions {
    * With `fairness: 'queue'`: how long a released lock stays reserved for the waiter that is
    * next (ms). The waiter normally claims it within a round trip; a waiter that died or left
    * holds the queue up for at most this long.
-   * @default 2 × nodeTimeout + retryDelay
+   * @default 2 × `nodeTimeout` + `retryDelay`
    */
   handOffLease?: number;
   /**
@@ -154,16 +154,15 @@ export interface RedlockOptions {
   random?: RandomSource;
 }
 
-/** Per-call options; each falls back to the lock manager's option of the same name. */
-export interface LockOptions {
-  /** Lease in ms. */
-  ttl?: number;
-  /** How long to keep trying, in ms; 0 = one attempt. */
-  wait?: number;
-  /** Base delay between attempts, in ms. */
-  retryDelay?: number;
-  /** Random extra delay between attempts, up to this many ms. */
-  retryJitter?: number;
+/**
+ * Per-call options; each falls back to the lock manager's option of the same name. Picked from
+ * {@link RedlockOptions} rather than redeclared, so that a call's option cannot drift from the
+ * manager's in type or documentation (a call's value replaces the manager's for that call).
+ */
+export interface LockOptions extends Pick<
+  RedlockOptions,
+  'ttl' | 'wait' | 'retryDelay' | 'retryJitter' | 'maxHold' | 'fencing' | 'reentrant'
+> {
   /** Cancels a waiting acquire: it rejects with the signal's reason. */
   signal?: AbortSignal;
   /**
@@ -171,35 +170,23 @@ export interface LockOptions {
    * @default true
    */
   autoExtend?: boolean;
-  /** `using()` / `@Locked` only: longest total hold with auto-extension, in ms. */
-  maxHold?: number;
-  /** Issue a fencing token with this lock. */
-  fencing?: boolean;
-  /** Let a nested acquisition of resources the async context holds reuse its lock. */
-  reentrant?: boolean;
 }
 
-/** Options after defaults and validation. */
-export interface ResolvedRedlockOptions {
-  ttl: number;
-  driftFactor: number;
-  nodeTimeout: number;
-  wait: number;
-  retryDelay: number;
-  retryJitter: number;
-  keyPrefix: string;
-  maxHold: number;
-  maxResourceLength: number;
-  fencing: boolean;
-  quarantine: boolean;
-  maxTtl: number;
-  trustUnidentifiedNodes: boolean;
-  reentrant: boolean;
-  notifications: boolean;
-  fairness: 'off' | 'queue';
-  handOffLease: number;
-  telemetry: boolean | RedlockTelemetryOptions;
-}
+/** The manager options a single call may override: those {@link LockOptions} picks. */
+type PerCallOptionName = Exclude<keyof LockOptions, 'signal' | 'autoExtend'>;
+
+/**
+ * The options a lock manager resolves at construction: every {@link RedlockOptions} but the
+ * injected collaborators (`logger`, `clock`, `random`, which have no value to default to).
+ */
+type ResolvedOptionName = Exclude<keyof RedlockOptions, 'logger' | 'clock' | 'random'>;
+
+/**
+ * Options after defaults and validation: each option of {@link RedlockOptions} that has a
+ * default, now always set. Derived, so that a new option with a default is resolved (and needs
+ * its entry in {@link REDLOCK_DEFAULTS}, which the compiler then asks for).
+ */
+export type ResolvedRedlockOptions = Required<Pick<RedlockOptions, ResolvedOptionName>>;
 
 /** Defaults of {@link RedlockOptions}; documented on each option. */
 export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze({
@@ -224,15 +211,11 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   telemetry: true,
 });
 
-/** The timing options a single acquisition runs with. */
-export interface CallSettings {
-  ttl: number;
-  wait: number;
-  retryDelay: number;
-  retryJitter: number;
-  fencing: boolean;
-  reentrant: boolean;
-}
+/**
+ * The options a single acquisition runs with: the per-call ones, resolved (`maxHold` belongs to
+ * the hold, not to the acquisition).
+ */
+export type CallSettings = Pick<ResolvedRedlockOptions, Exclude<PerCallOptionName, 'maxHold'>>;
 
 /**
  * Applies defaults and validates every option, naming the first bad one.
@@ -348,9 +331,11 @@ export function resolveCallSettings(
 }
 
 /** The per-lock timing options, as a caller may pass them (anything, before validation). */
-type LockTimings = Partial<
-  Record<'ttl' | 'wait' | 'retryDelay' | 'retryJitter' | 'maxHold', unknown>
->;
+type LockTimings = {
+  [
+    K in Extract<PerCallOptionName, 'ttl' | 'wait' | 'retryDelay' | 'retryJitter' | 'maxHold'>
+  ]?: unknown;
+};
 
 /**
  * Checks the per-lock timing options that are set, each on its own: per-call options and

@@ -3,44 +3,25 @@ import { assertLockTimings } from '../core/options';
 import type { LockedErrorMapper } from '../exceptions/locked-error-mapper';
 
 /**
- * Options of one `@Locked` method. Each lock option falls back to the `RedlockModule` option
- * of the same name.
+ * Options of one `@Locked` method: the per-call {@link LockOptions} but `signal` (the lock's own
+ * signal is `@CurrentLock() lock.signal`), each falling back to the `RedlockModule` option of the
+ * same name, plus what only a decorated method has. Picked, not redeclared, so that the option
+ * documentation (and its default) is written once, on the core's `RedlockOptions`.
+ *
+ * What the lock options mean for a decorated method:
+ * - `wait`: a lock still busy once it is spent fails the call (→ 409 over HTTP);
+ * - `ttl`: with `autoExtend` (the default) the lock is extended for as long as the handler runs;
+ *   with `autoExtend: false` it lasts `ttl`, and a handler that outlives it fails with the
+ *   lost-lock error; `maxHold` bounds the whole hold, after which a running handler loses it;
+ * - `fencing`: the token is `@CurrentLock() lock` → `lock.fencingToken`, to pass to the resource
+ *   the handler writes so that it can refuse a stale holder;
+ * - `reentrant`: inside a call that already holds these resources (a `@Locked` handler calling a
+ *   `@Locked` provider method), reuse that lock instead of failing with LockReentryError.
  *
  * @example
  * @Locked('stock:{id}', { ttl: 5_000, wait: 0 })   // busy → 409 at once instead of queueing
  */
-export interface LockedOptions {
-  /**
-   * Lease in ms; auto-extension keeps the lock for as long as the handler runs.
-   * @default the module's `ttl` (10000)
-   */
-  ttl?: number;
-  /**
-   * How long to wait for a busy lock before giving up (→ 409), in ms; 0 = one attempt.
-   * @default the module's `wait` (10000)
-   */
-  wait?: number;
-  /**
-   * Base delay between attempts, in ms.
-   * @default the module's `retryDelay` (100)
-   */
-  retryDelay?: number;
-  /**
-   * Random extra delay between attempts, up to this many ms.
-   * @default the module's `retryJitter` (100)
-   */
-  retryJitter?: number;
-  /**
-   * Extend the lock while the handler runs. With `false` the lock lasts `ttl` and a handler
-   * that outlives it fails with the lost-lock error.
-   * @default true
-   */
-  autoExtend?: boolean;
-  /**
-   * Longest total hold with auto-extension, in ms; a handler running longer loses the lock.
-   * @default the module's `maxHold` (Infinity)
-   */
-  maxHold?: number;
+export interface LockedOptions extends Omit<LockOptions, 'signal'> {
   /**
    * Shortest time the lock is held, in ms from its acquisition, however quickly the method
    * returns (ShedLock's `lockAtLeastFor`). The call still returns when its work is done; the
@@ -62,18 +43,6 @@ export interface LockedOptions {
    * async report() { … }
    */
   minHold?: number;
-  /**
-   * Issue a fencing token with the lock (`@CurrentLock() lock` → `lock.fencingToken`), to pass
-   * to the resource the handler writes so that it can refuse a stale holder.
-   * @default the module's `fencing` (false)
-   */
-  fencing?: boolean;
-  /**
-   * Inside a call that already holds these resources (a `@Locked` handler calling a `@Locked`
-   * provider method), reuse that lock instead of failing with LockReentryError.
-   * @default the module's `reentrant` (false)
-   */
-  reentrant?: boolean;
   /**
    * What a call does when another owner holds the lock (`LockNotAcquiredError` with reason
    * `held`, once `wait` is spent):
@@ -117,8 +86,22 @@ export const SKIP_MIN_HOLD_MS = 500;
 
 const NUMERIC = ['ttl', 'wait', 'retryDelay', 'retryJitter', 'maxHold'] as const;
 const BOOLEAN = ['autoExtend', 'fencing', 'reentrant'] as const;
+const OWN = ['minHold', 'onBusy', 'mapError'] as const;
 const ON_BUSY: readonly LockedOnBusy[] = ['throw', 'skip'];
-const KNOWN = new Set<string>([...NUMERIC, ...BOOLEAN, 'minHold', 'onBusy', 'mapError']);
+const KNOWN = new Set<string>([...NUMERIC, ...BOOLEAN, ...OWN]);
+
+/** Every name the lists above validate. */
+type Listed = (typeof NUMERIC)[number] | (typeof BOOLEAN)[number] | (typeof OWN)[number];
+/**
+ * `LockedOptions` is derived from the core's per-call options, so it grows when they do: this
+ * fails to compile until an option added there (or removed) is listed above — else a valid
+ * option would be refused at bootstrap as unknown, or a stale name accepted.
+ */
+const _everyOptionListed: [keyof LockedOptions] extends [Listed]
+  ? [Listed] extends [keyof LockedOptions]
+    ? true
+    : never
+  : never = true;
 
 /**
  * Validates a decorator's options when it is applied (class definition, i.e. bootstrap),

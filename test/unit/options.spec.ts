@@ -1,5 +1,14 @@
 import Redis from 'ioredis';
-import { Redlock, RedlockConfigError } from '../../lib';
+import {
+  Redlock,
+  RedlockConfigError,
+  type LockedErrorMapper,
+  type LockedOnBusy,
+  type LockedOptions,
+  type LockOptions,
+} from '../../lib';
+import type { CallSettings, ResolvedRedlockOptions } from '../../lib/core/options';
+import type { RedlockTelemetryOptions } from '../../lib/core/telemetry';
 import { memoryNodes } from './memory-node';
 
 function configError(create: () => unknown): RedlockConfigError {
@@ -142,5 +151,73 @@ describe('option validation', () => {
     // nothing was sent to any node for a rejected call
     expect(nodes.map((n) => n.calls.acquire)).toEqual([0, 0, 0]);
     await redlock.close();
+  });
+});
+
+/** True when A and B are the same type (each assignable to the other, optionality included). */
+type Same<A, B> =
+  (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/**
+ * The option types are derived (Pick / Omit / Required) instead of redeclared (issue 26). Their
+ * shapes are a public contract (DESIGN §4): these are the shapes as they were written out before
+ * the derivation, checked by the compiler (ts-jest type-checks the spec).
+ */
+describe('derived option types keep their shapes', () => {
+  it('LockOptions, LockedOptions, ResolvedRedlockOptions, CallSettings', () => {
+    type OldLockOptions = {
+      ttl?: number;
+      wait?: number;
+      retryDelay?: number;
+      retryJitter?: number;
+      signal?: AbortSignal;
+      autoExtend?: boolean;
+      maxHold?: number;
+      fencing?: boolean;
+      reentrant?: boolean;
+    };
+    type OldLockedOptions = Omit<OldLockOptions, 'signal'> & {
+      minHold?: number;
+      onBusy?: LockedOnBusy;
+      mapError?: LockedErrorMapper;
+    };
+    type OldResolved = {
+      ttl: number;
+      driftFactor: number;
+      nodeTimeout: number;
+      wait: number;
+      retryDelay: number;
+      retryJitter: number;
+      keyPrefix: string;
+      maxHold: number;
+      maxResourceLength: number;
+      fencing: boolean;
+      quarantine: boolean;
+      maxTtl: number;
+      trustUnidentifiedNodes: boolean;
+      reentrant: boolean;
+      notifications: boolean;
+      fairness: 'off' | 'queue';
+      handOffLease: number;
+      telemetry: boolean | RedlockTelemetryOptions;
+    };
+    type OldCallSettings = {
+      ttl: number;
+      wait: number;
+      retryDelay: number;
+      retryJitter: number;
+      fencing: boolean;
+      reentrant: boolean;
+    };
+    const checks: [
+      Same<{ [K in keyof LockOptions]: LockOptions[K] }, OldLockOptions>,
+      Same<
+        { [K in keyof LockedOptions]: LockedOptions[K] },
+        { [K in keyof OldLockedOptions]: OldLockedOptions[K] }
+      >,
+      Same<ResolvedRedlockOptions, OldResolved>,
+      Same<CallSettings, OldCallSettings>,
+    ] = [true, true, true, true];
+    expect(checks).toEqual([true, true, true, true]);
   });
 });
