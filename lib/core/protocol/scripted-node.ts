@@ -308,13 +308,14 @@ export class ScriptedNode implements RedisNode {
 
   whenReady(timeoutMs: number): Promise<void> {
     return new Promise<void>((resolve) => {
-      let stop: (() => void) | undefined;
+      // Reassigned below: `connect` may settle before it returns.
+      let stop = (): void => undefined;
       let finished = false;
       const done = () => {
         if (finished) return;
         finished = true;
         clearTimeout(timer);
-        stop?.();
+        stop();
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
