@@ -24,6 +24,7 @@ const base = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^nestjs-redlock$': '<rootDir>/lib',
     '^nestjs-redlock/terminus$': '<rootDir>/lib/terminus',
+    '^nestjs-redlock/adapters$': '<rootDir>/lib/adapters',
   },
 };
 

@@ -41,3 +41,4 @@ export default defineConfig({
   treeshake: false,
   outDir: 'dist',
 });
+
