@@ -76,6 +76,18 @@ module.exports = {
       setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
     },
     {
+      // The same specs over a third, test-only adapter: a raw RESP socket written against
+      // nestjs-redlock/adapters alone (test/support/resp-transport.ts, issue 26).
+      ...base,
+      displayName: 'integration-resp',
+      testMatch: NODE_REDIS_SPECS.map((name) => `<rootDir>/test/integration/${name}.spec.ts`),
+      moduleNameMapper: {
+        ...base.moduleNameMapper,
+        '^\\.\\./\\.\\./lib$': '<rootDir>/test/support/resp-lib.ts',
+      },
+      setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
+    },
+    {
       ...base,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
