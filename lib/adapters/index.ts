@@ -16,6 +16,7 @@ export type {
   SubscriberEvents,
   SubscriberConnection,
 } from '../core/protocol/transport';
+export { settleOn, type EventSource } from '../core/protocol/settle-on';
 // The lock protocol over any transport.
 export { ScriptedNode, type ScriptedNodeOptions } from '../core/protocol/scripted-node';
 

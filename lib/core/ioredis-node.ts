@@ -6,6 +6,7 @@ import type { RedlockLogger } from './logger';
 import { NodeTimeoutError, type RedisNode } from './node';
 import { DescribedNodeError } from './node-errors';
 import { ScriptedNode } from './protocol/scripted-node';
+import { settleOn } from './protocol/settle-on';
 import type {
   CommandArg,
   ConnectionEvent,
@@ -123,23 +124,11 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
       settled(false);
       return () => undefined;
     }
-    if (client.status === 'ready') {
-      settled(true);
-      return () => undefined;
-    }
-    const ready = () => settled(true);
-    const failed = () => settled(false);
-    client.once('ready', ready);
-    client.once('error', failed);
-    client.once('end', failed);
+    const stop = settleOn(client, ['ready'], ['error', 'end'], settled);
     // A lazyConnect client waits for its first command; with an offline queue disabled that
     // command would fail instead, so connect it now.
     if (client.status === 'wait') client.connect().catch(() => undefined);
-    return () => {
-      client.off('ready', ready);
-      client.off('error', failed);
-      client.off('end', failed);
-    };
+    return stop;
   }
 
   /** ioredis' ready check is that INFO too: it would print its warning on every reconnect. */

@@ -1,6 +1,7 @@
 import { monotonicClock, type Clock } from './clock';
 import { DescribedNodeError } from './node-errors';
 import { ScriptedNode } from './protocol/scripted-node';
+import { settleOn } from './protocol/settle-on';
 import type { CommandArg, ConnectionEvent, RedisTransport } from './protocol/transport';
 
 /**
@@ -97,20 +98,9 @@ export class NodeRedisTransport implements RedisTransport {
   }
 
   connect(settled: (ready: boolean) => void): () => void {
-    const client = this.client;
-    if (client.isReady) {
-      settled(true);
-      return () => undefined;
-    }
-    const ready = () => settled(true);
-    const failed = () => settled(false);
-    client.on('ready', ready);
-    client.on('error', failed);
-    if (!client.isOpen) client.connect().catch(() => undefined);
-    return () => {
-      client.off?.('ready', ready);
-      client.off?.('error', failed);
-    };
+    const stop = settleOn(this.client, ['ready'], ['error'], settled);
+    if (!this.client.isOpen) this.client.connect().catch(() => undefined);
+    return stop;
   }
 
   /** The client is the caller's: never closed here. */

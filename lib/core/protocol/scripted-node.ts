@@ -322,10 +322,12 @@ export class ScriptedNode implements RedisNode {
       timer.unref();
       // Ready and identified (our `ready` listener, registered first, has sent INFO), or a failed
       // connection, or the timeout: a node that hangs on INFO must not hold up the others.
-      stop = this.transport.connect((ready) => {
+      const settled = (ready: boolean) => {
         if (ready) void this.identity.settled().then(done);
         else done();
-      });
+      };
+      if (this.transport.isReady) return settled(true);
+      stop = this.transport.connect(settled);
       if (finished) stop();
     });
   }

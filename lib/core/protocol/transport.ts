@@ -92,9 +92,10 @@ export interface ConnectionTransport {
   watch(listener: (event: ConnectionEvent) => void): void;
 
   /**
-   * Calls `settled(true)` when the connection is ready (at once if it is), `settled(false)` when
-   * a connection attempt fails or the client has ended; starts connecting a client that waits
-   * for its first command. Returns a function that stops the calls. Used by `whenReady`.
+   * Asked only while the connection is not ready: calls `settled(true)` when it becomes ready,
+   * `settled(false)` when a connection attempt fails or the client has ended (at once if it has);
+   * starts connecting a client that waits for its first command. Returns a function that stops
+   * the calls (settle-on.ts does the listening). Used by `whenReady`.
    */
   connect(settled: (ready: boolean) => void): () => void;
 
