@@ -2,7 +2,8 @@
 // - both builds (`require` → dist/index.js, `import` → dist/index.mjs, through the `exports` map)
 //   expose the public names DESIGN.md §4 promises, each with its own declarations, and so does
 //   `nestjs-redlock/testing` and `nestjs-redlock/terminus` (each built on the main entry of its
-//   own format, not a copy of it);
+//   own format, not a copy of it), and `nestjs-redlock/adapters` (a bundle of its own, whose
+//   errors are recognised across copies);
 // - the two builds loaded side by side (the dual-package hazard) share their module state and
 //   recognise each other's errors with `instanceof`;
 // - `npm pack` ships exactly the intended files;
