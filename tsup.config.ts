@@ -41,4 +41,3 @@ export default defineConfig({
   treeshake: false,
   outDir: 'dist',
 });
-

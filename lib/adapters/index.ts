@@ -50,8 +50,4 @@ export {
 
 // The adapters this package ships.
 export { IoredisNode, IoredisTransport, type RedisNodeSpec } from '../core/ioredis-node';
-export {
-  NodeRedisNode,
-  NodeRedisTransport,
-  type NodeRedisClient,
-} from '../core/node-redis-node';
+export { NodeRedisNode, NodeRedisTransport, type NodeRedisClient } from '../core/node-redis-node';
