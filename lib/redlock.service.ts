@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { resolveOptions } from './core/options';
-import { validateNodes } from './core/redlock';
+import { validateNodes } from './core/manager/node-list';
 import {
   Redlock,
   RedlockConfigError,

@@ -1,7 +1,6 @@
-import type { EventEmitter } from 'node:events';
 import type { Clock } from './clock';
 import { LockKeyConflictError, LockNotAcquiredError, SHUTTING_DOWN } from './errors';
-import type { RedlockEvents } from './events';
+import type { LockObserver } from './manager/observer';
 import { AttemptGate } from './attempt-gate';
 import type { RedlockLock } from './lock';
 import type { AcquireReply, PlainWait, QueueTicket, RedisNode } from './node';
@@ -93,7 +92,8 @@ export interface AcquisitionParts {
   readonly notifier?: ReleaseNotifier;
   /** Aborted when the lock manager drains. */
   readonly draining: AbortSignal;
-  readonly events: Pick<EventEmitter<RedlockEvents>, 'emit' | 'listenerCount'>;
+  /** Where acquisitions and failed attempts are reported (events, telemetry). */
+  readonly observer: LockObserver;
   /** Builds the lock of a granted attempt and counts it as held. */
   readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
   /**
@@ -263,7 +263,7 @@ export class AcquisitionLoop {
 
   private async attempts(call: AcquisitionCall, waiting: WaitingStrategy): Promise<RedlockLock> {
     const { names, keys, fenceKeys, settings, signal, startedAt, giveUpAt, trace, seat } = call;
-    const { nodes, quorum, clock, events, draining } = this.parts;
+    const { nodes, quorum, clock, observer, draining } = this.parts;
     // Queued behind another group by its own holder's hand-off: its turn is announced.
     if (seat?.behind)
       await this.sleep(waiting.alarm, Math.min(settings.ttl, giveUpAt - clock.now()), signal);
@@ -349,14 +349,9 @@ export class AcquisitionLoop {
       }
       probe = seat === undefined ? probeNext(listening, result) : undefined;
       if (!result.acquired) waiting.attempted(blockedBy(result));
-      if (trace !== undefined) {
-        trace.attempts = attempts;
-        if (result.acquired) {
-          const { replies, voters } = result;
-          trace.granted(() => grantedOutcomes(nodes, replies, voters));
-        }
-      }
       if (result.acquired) {
+        const { replies, voters } = result;
+        observer.granted(trace, attempts, () => grantedOutcomes(nodes, replies, voters));
         const lock = this.parts.hold(call, value, result);
         if (signal?.aborted || draining.aborted) {
           // Nobody is waiting for it any more.
@@ -364,27 +359,10 @@ export class AcquisitionLoop {
           signal?.throwIfAborted();
           throw shuttingDown(names, attempts);
         }
-        // Built only for a listener: nothing on the hot path while nobody listens.
-        if (events.listenerCount('acquired') > 0) {
-          events.emit('acquired', {
-            resources: names,
-            attempts,
-            waitMs: clock.now() - startedAt,
-            validityMs: lock.remainingMs(),
-            fencingToken: lock.fencingToken,
-          });
-        }
+        observer.acquired(names, attempts, startedAt, lock);
         return lock;
       }
-      trace?.attemptFailed(attempts, result.reason, result.outcomes);
-      if (events.listenerCount('attemptFailed') > 0) {
-        events.emit('attemptFailed', {
-          resources: names,
-          attempt: attempts,
-          reason: result.reason,
-          nodes: result.outcomes,
-        });
-      }
+      observer.attemptFailed(names, attempts, result.reason, result.outcomes, trace);
       // The caller gave up (also in the middle of the round): its reason, not ours.
       signal?.throwIfAborted();
       if (draining.aborted) throw shuttingDown(names, attempts);

@@ -1,6 +1,6 @@
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import type { ExecutionContext } from '@nestjs/common';
-import type { TemplateSource } from './resource-template';
+import type { TemplateSource } from './template-source';
 
 /**
  * A value a handler received for a template placeholder, after its pipes: `{ value }` when the

@@ -205,7 +205,8 @@ it('both adapters read a server with appendfsync always as durable (exempt from 
     await Promise.all(viaNodeRedis.map((node) => node.whenReady(2_000)));
     await viaIoredis.ready();
     expect(viaNodeRedis.map((node) => node.serverInfo?.durable)).toEqual([true, false]);
-    const ioredisNodes = (viaIoredis as unknown as { nodes: NodeRedisNode[] }).nodes;
+    const ioredisNodes = (viaIoredis as unknown as { parts: { nodes: NodeRedisNode[] } }).parts
+      .nodes;
     expect(ioredisNodes.map((node) => node.serverInfo?.durable)).toEqual([true, false]);
   } finally {
     await viaIoredis.close();

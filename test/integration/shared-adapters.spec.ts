@@ -31,7 +31,7 @@ describe('adapters passed in by the caller (3 real nodes)', () => {
   it('the adapters a lock manager built from URLs are closed by its close()', async () => {
     const redlock = new Redlock(shared.fleet.urls(), { logger: new RecordingLogger() });
     await (await redlock.acquire('own', { wait: 2_000 })).release();
-    const adapters = (redlock as unknown as { nodes: IoredisNode[] }).nodes;
+    const adapters = (redlock as unknown as { parts: { nodes: IoredisNode[] } }).parts.nodes;
     await redlock.close();
     expect(
       await eventually(() => adapters.every((adapter) => adapter.client.status === 'end')),

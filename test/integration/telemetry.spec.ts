@@ -165,8 +165,11 @@ describe('OpenTelemetry (3 real nodes)', () => {
     metrics.disable();
     const redlock = await manager();
     await (await redlock.acquire('unobserved')).release();
-    const telemetry = (redlock as unknown as { telemetry: { startAcquire(r: string[]): unknown } })
-      .telemetry;
+    const telemetry = (
+      redlock as unknown as {
+        parts: { observer: { telemetry: { startAcquire(r: string[]): unknown } } };
+      }
+    ).parts.observer.telemetry;
     expect(telemetry).toBeDefined();
     expect(telemetry.startAcquire(['x'])).toBeUndefined();
     expect(spans.getFinishedSpans()).toEqual([]);
