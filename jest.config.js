@@ -24,6 +24,7 @@ const base = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^nestjs-redlock$': '<rootDir>/lib',
     '^nestjs-redlock/terminus$': '<rootDir>/lib/terminus',
+    '^nestjs-redlock/adapters$': '<rootDir>/lib/adapters',
   },
 };
 
@@ -71,6 +72,18 @@ module.exports = {
       moduleNameMapper: {
         ...base.moduleNameMapper,
         '^\\.\\./\\.\\./lib$': '<rootDir>/test/support/node-redis-lib.ts',
+      },
+      setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
+    },
+    {
+      // The same specs over a third, test-only adapter: a raw RESP socket written against
+      // nestjs-redlock/adapters alone (test/support/resp-transport.ts, issue 26).
+      ...base,
+      displayName: 'integration-resp',
+      testMatch: NODE_REDIS_SPECS.map((name) => `<rootDir>/test/integration/${name}.spec.ts`),
+      moduleNameMapper: {
+        ...base.moduleNameMapper,
+        '^\\.\\./\\.\\./lib$': '<rootDir>/test/support/resp-lib.ts',
       },
       setupFilesAfterEnv: ['<rootDir>/test/setup/integration-timeout.ts'],
     },

@@ -16,7 +16,7 @@ const { join } = require('node:path');
 
 const root = join(__dirname, '..');
 const update = process.argv.includes('--update');
-const entries = ['index', 'testing', 'terminus'];
+const entries = ['index', 'testing', 'terminus', 'adapters'];
 let failed = false;
 for (const entry of entries) {
   const args = ['run', '-c', join('api', `${entry}.api-extractor.json`)];

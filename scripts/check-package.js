@@ -2,7 +2,8 @@
 // - both builds (`require` → dist/index.js, `import` → dist/index.mjs, through the `exports` map)
 //   expose the public names DESIGN.md §4 promises, each with its own declarations, and so does
 //   `nestjs-redlock/testing` and `nestjs-redlock/terminus` (each built on the main entry of its
-//   own format, not a copy of it);
+//   own format, not a copy of it), and `nestjs-redlock/adapters` (a bundle of its own, whose
+//   errors are recognised across copies);
 // - the two builds loaded side by side (the dual-package hazard) share their module state and
 //   recognise each other's errors with `instanceof`;
 // - `npm pack` ships exactly the intended files;
@@ -41,6 +42,10 @@ const expectedFiles = [
   'dist/index.d.ts',
   'dist/index.js',
   'dist/index.mjs',
+  'dist/adapters/index.d.mts',
+  'dist/adapters/index.d.ts',
+  'dist/adapters/index.js',
+  'dist/adapters/index.mjs',
   'dist/testing/index.d.mts',
   'dist/testing/index.d.ts',
   'dist/testing/index.js',
@@ -61,6 +66,7 @@ const expectedFiles = [
   'docs/redis-nodes.sh',
   'docs/restart-search.md',
   'docs/testing.md',
+  'adapters/package.json',
   'package.json',
   'terminus/package.json',
   'testing/package.json',
@@ -68,6 +74,18 @@ const expectedFiles = [
 
 /** What `nestjs-redlock/testing` exports. */
 const requiredTesting = ['RedlockTestingModule', 'RedlockTesting', 'InMemoryRedisNode'];
+
+/** What `nestjs-redlock/adapters` exports: the protocol, the adapters and their errors. */
+const requiredAdapters = [
+  'ScriptedNode',
+  'IoredisNode',
+  'IoredisTransport',
+  'NodeRedisNode',
+  'NodeRedisTransport',
+  'NodeTimeoutError',
+  'KeyTypeConflict',
+  'DescribedNodeError',
+];
 
 /** What `nestjs-redlock/terminus` exports. */
 const requiredTerminus = ['RedlockHealthIndicator'];
@@ -116,6 +134,29 @@ async function main() {
     for (const file of [target.types, target.default]) {
       if (!fs.existsSync(path.join(root, file))) fail(`${format}: ${file} does not exist`);
     }
+  }
+  const cjsAdapters = require(`${pkg.name}/adapters`);
+  const esmAdapters = await import(`${pkg.name}/adapters`);
+  for (const [format, api] of [
+    ['require', cjsAdapters],
+    ['import', esmAdapters],
+  ]) {
+    const missing = requiredAdapters.filter((name) => typeof api[name] !== 'function');
+    if (missing.length > 0) fail(`${format} ${pkg.name}/adapters: missing ${missing.join(', ')}`);
+    const target = pkg.exports['./adapters'][format];
+    for (const file of [target.types, target.default]) {
+      if (!fs.existsSync(path.join(root, file))) fail(`${format}: ${file} does not exist`);
+    }
+  }
+  // The adapters entry bundles its own copy of the errors an adapter throws; the core knows them
+  // by brand, as it knows the errors of the other format's build.
+  for (const name of ['NodeTimeoutError', 'KeyTypeConflict']) {
+    if (!(new cjsAdapters[name]('x') instanceof esmAdapters[name])) {
+      fail(`adapters: a require-built ${name} is not instanceof the import-built one`);
+    }
+  }
+  if (new Error('x') instanceof esmAdapters.NodeTimeoutError) {
+    fail('adapters: a plain Error is instanceof NodeTimeoutError');
   }
   // The testing and terminus entries must use the main entry of their own format, not a bundled
   // copy: a copy would bring its own RedlockService class, another injection token than the app's.

@@ -41,6 +41,30 @@ function hasBrand(value: unknown, brand: string): boolean {
   return false;
 }
 
+/** `instanceof` by brand: `value` is an instance of `ctor` here or of its class in another copy. */
+function brandedInstanceOf(ctor: unknown, value: unknown): boolean {
+  if (Function.prototype[Symbol.hasInstance].call(ctor, value)) return true;
+  const own = Object.prototype.hasOwnProperty.call(ctor, ERROR_BRAND)
+    ? (ctor as Branded)[ERROR_BRAND]
+    : undefined;
+  return own !== undefined && hasBrand(value, own);
+}
+
+/**
+ * Brands an error class that is not a {@link RedlockError} — the errors an adapter throws
+ * (NodeTimeoutError, KeyTypeConflict, DescribedNodeError) — so that the core recognises them with
+ * `instanceof` also when the adapter was built against another copy of them: the
+ * `nestjs-redlock/adapters` entry bundles its own (as do the ESM and CommonJS builds).
+ */
+export function brandErrorClass(ctor: abstract new (...args: never[]) => Error, brand: string) {
+  Object.defineProperty(ctor, ERROR_BRAND, { value: brand });
+  Object.defineProperty(ctor, Symbol.hasInstance, {
+    value(this: unknown, value: unknown): boolean {
+      return brandedInstanceOf(this, value);
+    },
+  });
+}
+
 /** Base class of every error thrown by nestjs-redlock. */
 export class RedlockError extends Error {
   static readonly [ERROR_BRAND]: string = 'RedlockError';
@@ -50,11 +74,7 @@ export class RedlockError extends Error {
    * CommonJS build loaded side by side), by the class's brand.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
-    const own = Object.prototype.hasOwnProperty.call(this, ERROR_BRAND)
-      ? (this as Branded)[ERROR_BRAND]
-      : undefined;
-    return own !== undefined && hasBrand(value, own);
+    return brandedInstanceOf(this, value);
   }
 
   /**

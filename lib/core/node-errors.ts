@@ -1,3 +1,5 @@
+import { brandErrorClass } from './errors';
+
 /**
  * What a failed command or connection means, in the library's words (DESIGN §5.12: "words from
  * the Redis client reach nobody without the library's own sentence first"). A client's text —
@@ -140,3 +142,4 @@ export class DescribedNodeError extends Error {
     return new DescribedNodeError(problem, text);
   }
 }
+brandErrorClass(DescribedNodeError, 'DescribedNodeError');

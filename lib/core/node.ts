@@ -1,3 +1,4 @@
+import { brandErrorClass } from './errors';
 import type { NodeAccess } from './permissions';
 
 /**
@@ -353,6 +354,7 @@ export class KeyTypeConflict extends Error {
     this.name = 'KeyTypeConflict';
   }
 }
+brandErrorClass(KeyTypeConflict, 'KeyTypeConflict');
 
 /** Type guard for a {@link RedisNode} passed in place of a Redis client or URL. */
 export function isRedisNode(value: unknown): value is RedisNode {
@@ -380,3 +382,4 @@ export class NodeTimeoutError extends Error {
     this.name = 'NodeTimeoutError';
   }
 }
+brandErrorClass(NodeTimeoutError, 'NodeTimeoutError');

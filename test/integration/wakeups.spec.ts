@@ -99,7 +99,8 @@ describe('wake-ups on real nodes (3 nodes)', () => {
     node.subscribe('ch', (id) => heard.push(id))();
     // The next waiter's SUBSCRIBE is held back in the subscriber's socket, so that the server
     // has no subscription for the channel while the earlier replies come back.
-    const subscriber = (node as unknown as { subscriber: { stream: Writable } }).subscriber;
+    const subscriber = (node as unknown as { transport: { subscriber: { stream: Writable } } })
+      .transport.subscriber;
     subscriber.stream.cork();
     try {
       node.subscribe('ch', (id) => heard.push(id));
