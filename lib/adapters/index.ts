@@ -36,7 +36,7 @@ export {
   type LeaveRequest,
   type PlainWait,
 } from '../core/node';
-export type { NodeAccess } from '../core/permissions';
+export type { NodeAccess } from '../core/node';
 
 // The errors an adapter throws.
 export { NodeTimeoutError, KeyTypeConflict } from '../core/node';

@@ -1,6 +1,5 @@
 import type { Clock } from './clock';
 import { NodeTimeoutError, type RedisNode } from './node';
-import type { NodeWatch } from './suspicion';
 
 /**
  * One node's reply in a round: its value, its error, no answer within the timeout
@@ -116,4 +115,12 @@ export function fanOut<T>(
     }
     if (skip !== undefined) for (let i = 0; i < count; i++) if (skip[i]) settle(i, SKIPPED);
   });
+}
+
+/** What a round tells about each request it sends (suspicion.ts watches hung nodes with it). */
+export interface NodeWatch {
+  /** A request was sent to `node`. */
+  sent(node: RedisNode): void;
+  /** `node` answered a request (a value or an error: it is alive), or the request timed out. */
+  settled(node: RedisNode, timedOut: boolean): void;
 }

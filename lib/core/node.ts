@@ -1,5 +1,4 @@
 import { brandErrorClass } from './errors';
-import type { NodeAccess } from './permissions';
 
 /**
  * The RedisNode port: what the Redlock algorithm needs of one independent Redis master.
@@ -383,3 +382,16 @@ export class NodeTimeoutError extends Error {
   }
 }
 brandErrorClass(NodeTimeoutError, 'NodeTimeoutError');
+
+/** What a node's permission probe found (permissions.ts). */
+export interface NodeAccess {
+  /** `EVAL` was allowed (the probe script ran). */
+  readonly scripting: boolean;
+  /**
+   * Commands `redis.acl_check_cmd` refused on the lock keys or channels (upper case); `undefined`
+   * when it could not be asked (Redis < 7, or scripts refused).
+   */
+  readonly denied?: readonly string[];
+  /** The lock keys are refused to the script's keys themselves (`~pattern` of the user). */
+  readonly keysDenied?: boolean;
+}

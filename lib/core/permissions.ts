@@ -2,7 +2,7 @@ import type { Clock } from './clock';
 import { RedlockPermissionError, type MissingPermission } from './errors';
 import { fanOut } from './fan-out';
 import type { RedlockLogger } from './logger';
-import type { RedisNode } from './node';
+import type { NodeAccess, RedisNode } from './node';
 import { quorumOf } from './quorum';
 import { isNoPermission } from './script-replies';
 
@@ -39,19 +39,6 @@ import { isNoPermission } from './script-replies';
  * `ACL SETUSER` that grants it; a node refused on fewer nodes fails `ready()` too — nodes are
  * meant to be configured alike — and acquisitions go on with the others meanwhile.
  */
-
-/** What a node's probe found. */
-export interface NodeAccess {
-  /** `EVAL` was allowed (the probe script ran). */
-  readonly scripting: boolean;
-  /**
-   * Commands `redis.acl_check_cmd` refused on the lock keys or channels (upper case); `undefined`
-   * when it could not be asked (Redis < 7, or scripts refused).
-   */
-  readonly denied?: readonly string[];
-  /** The lock keys are refused to the script's keys themselves (`~pattern` of the user). */
-  readonly keysDenied?: boolean;
-}
 
 /** What the probe asks about, per command: the arguments `acl_check_cmd` is given. */
 const PROBED = [

@@ -1,5 +1,5 @@
 import type { Clock, ClockTimer } from './clock';
-import { fanOut } from './fan-out';
+import { fanOut, type NodeWatch } from './fan-out';
 import type { RedisNode } from './node';
 
 /**
@@ -8,14 +8,6 @@ import type { RedisNode } from './node';
  * `nodeTimeout + PROBE_INTERVAL_MS`: nothing that piles up behind its stalled connection.
  */
 export const PROBE_INTERVAL_MS = 250;
-
-/** What a round tells the suspicion about each request it sends (see {@link fanOut}). */
-export interface NodeWatch {
-  /** A request was sent to `node`. */
-  sent(node: RedisNode): void;
-  /** `node` answered a request (a value or an error: it is alive), or the request timed out. */
-  settled(node: RedisNode, timedOut: boolean): void;
-}
 
 /** One node as the suspicion sees it. */
 class Watched {

@@ -8,6 +8,7 @@ import {
   type HandOffRequest,
   type KeyState,
   type LeaveRequest,
+  type NodeAccess,
   type NodeHealth,
   type NodeStanding,
   type PlainWait,
@@ -17,7 +18,7 @@ import {
   type StandingKeys,
 } from '../node';
 import { DescribedNodeError } from '../node-errors';
-import { probeAccess, type NodeAccess } from '../permissions';
+import { probeAccess } from '../permissions';
 import {
   ACQUIRED,
   acquireReply,
