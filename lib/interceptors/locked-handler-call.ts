@@ -3,9 +3,8 @@ import type { CallHandler, ExecutionContext } from '@nestjs/common';
 import type { Subscriber, Subscription } from 'rxjs';
 import { isObservable, Observable } from 'rxjs';
 import { LockLostError, RedlockConfigError, type Lock, type LockSession } from '../core';
-import { LockedCallException } from '../exceptions/locked-call.exception';
 import type { LockedErrorStage } from '../exceptions/locked-error-mapper';
-import { answerWs } from '../exceptions/ws-answer';
+import { failCall, mapCallError, type LockedCallErrorMapper } from './locked-call-failure';
 import { holdForCall, type CallFailures } from '../locked/hold-for-call';
 import { boundArguments } from '../locked/bound-arguments';
 import { CallSignal } from '../locked/call-signal';
@@ -22,12 +21,7 @@ import {
 import { holdWhileSent, respondsItself, streamOf } from '../locked/stream-hold';
 import type { RedlockService } from '../redlock.service';
 
-/** Maps a lock error of one call (see `LockedInterceptor`). */
-export type LockedCallErrorMapper = (
-  error: unknown,
-  stage: LockedErrorStage,
-  resources: readonly string[] | undefined,
-) => unknown;
+export type { LockedCallErrorMapper } from './locked-call-failure';
 
 /**
  * One call of a `@Locked` handler through `LockedInterceptor`: run the handler chain
@@ -185,7 +179,7 @@ export class LockedHandlerCall implements CallFailures {
         boundArguments(this.context, this.metadata.key, args),
       );
     } catch (error) {
-      return Promise.reject(this.mapped(error, 'resolve'));
+      return Promise.reject(mapCallError(this.mapError, error, 'resolve', undefined));
     }
     this.resources = resources;
     if (this.gone()) return Promise.reject(this.notAcquired(undefined));
@@ -304,7 +298,7 @@ export class LockedHandlerCall implements CallFailures {
     if (reason instanceof ClientGoneError) return reason;
     // Unsubscribed or ended: nobody listens; the abort is not an error worth mapping.
     if (this.abandoned || this.ended) return new ClientGoneError(this.metadata.where);
-    return this.mapped(error, 'acquire');
+    return mapCallError(this.mapError, error, 'acquire', this.resources);
   }
 
   private onValue(value: unknown): void {
@@ -355,7 +349,7 @@ export class LockedHandlerCall implements CallFailures {
       this.ended = true;
       this.waiting.abort();
       if (this.abandoned) return;
-      if (outcome !== undefined) this.answerError(outcome.error);
+      if (outcome !== undefined) failCall(this.context, this.subscriber, outcome.error);
       else this.subscriber.complete();
       return;
     }
@@ -437,29 +431,9 @@ export class LockedHandlerCall implements CallFailures {
     this.chain?.unsubscribe();
   }
 
-  private mapped(error: unknown, stage: LockedErrorStage): unknown {
-    try {
-      return this.mapError(error, stage, stage === 'resolve' ? undefined : this.resources);
-    } catch (thrown) {
-      return thrown;
-    }
-  }
-
+  /** Fails the call with the mapped error (a gateway's lock error is answered: failCall). */
   private fail(error: unknown, stage: LockedErrorStage): void {
-    this.answerError(this.mapped(error, stage));
-  }
-
-  /**
-   * Fails the call. A lock error of a gateway handler is answered here (the `exception` event
-   * and the ack): Nest applies no global exception filter to gateways, and its own would send
-   * "Internal server error" for anything but its `WsException`.
-   */
-  private answerError(error: unknown): void {
-    if (this.context.getType() === 'ws' && error instanceof LockedCallException) {
-      answerWs(this.context, error.payload);
-      this.subscriber.complete();
-      return;
-    }
-    this.subscriber.error(error);
+    const resources = stage === 'resolve' ? undefined : this.resources;
+    failCall(this.context, this.subscriber, mapCallError(this.mapError, error, stage, resources));
   }
 }
