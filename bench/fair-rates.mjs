@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { startLocalFleet } from './local-fleet.mjs';
 import { serverCounters, quantile } from './lib/stats.mjs';
+import { requestsOf } from './lib/open-loop.mjs';
 import { orderInversions } from './lib/s5.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -61,14 +62,7 @@ async function openLoop(urls, counters, fairness, rate, tag) {
   const results = await Promise.all(workers.map((w) => w.next()));
   const after = await counters.snapshot();
   await Promise.all(workers.map((w) => w.exited));
-  const ms = (t) => Number(BigInt(t) - goAt) / 1e6;
-  const requests = results.flatMap((r) =>
-    r.requests.map((q) => ({
-      arrivedAt: ms(q.arrivedAt),
-      servedAt: q.acquiredAt === null ? Infinity : ms(q.acquiredAt),
-      releasedAt: q.releasedAt === null ? Infinity : ms(q.releasedAt),
-    })),
-  );
+  const requests = requestsOf(results, goAt);
   const served = requests.filter((r) => Number.isFinite(r.servedAt));
   const waits = served.map((r) => r.servedAt - r.arrivedAt);
   const lastServed = Math.max(...served.map((r) => r.servedAt));

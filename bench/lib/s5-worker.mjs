@@ -1,73 +1,15 @@
-// S5 worker (one OS process of two): requests arrive at random (a Poisson process of `rate`
-// per second) for `durationMs`, open loop — an arrival never waits for an earlier request —
-// each acquiring the one resource, holding it for `holdMs` (a timer: the service time), and
-// releasing it. Times are process.hrtime.bigint(): CLOCK_MONOTONIC, shared by both processes.
+// S5 worker (one OS process of two): the open-loop arrivals of open-loop.mjs for one contender.
 import process from 'node:process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CONTENDERS } from './adapters.mjs';
+import { openLoopWorker } from './open-loop.mjs';
 
-const { key, urls, resource, rate, durationMs, holdMs, wait, ttl, seed } = JSON.parse(
-  process.argv[2],
-);
+const args = JSON.parse(process.argv[2]);
+const { key, urls, resource, wait, ttl } = args;
 const contender = await CONTENDERS[key].create(urls, { wait });
 for (let i = 0; i < 5; i++)
   await (await contender.acquire(`${resource}:warm:${process.pid}`, { ttl })).release();
 
-/** mulberry32: a small seeded generator, so both runs of a contender see comparable arrivals. */
-function random(a) {
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const next = random(seed);
-
-process.send({ ready: true });
-const { goAt } = await new Promise((resolve) => process.once('message', resolve));
-const start = BigInt(goAt);
-while (process.hrtime.bigint() < start) await delay(0);
-
-const requests = [];
-const inflight = [];
-const cpu0 = process.cpuUsage();
-let at = 0; // ms after start of the next arrival
-for (;;) {
-  at += -Math.log(1 - next()) * (1000 / rate);
-  if (at >= durationMs) break;
-  const due = start + BigInt(Math.round(at * 1e6));
-  const ahead = Number(due - process.hrtime.bigint()) / 1e6;
-  if (ahead > 1) await delay(ahead - 0.5);
-  const request = { arrivedAt: process.hrtime.bigint() };
-  requests.push(request);
-  inflight.push(
-    (async () => {
-      let handle;
-      try {
-        handle = await contender.acquire(resource, { ttl });
-      } catch (error) {
-        request.failed = String(error?.message ?? error).slice(0, 120);
-        return;
-      }
-      request.acquiredAt = process.hrtime.bigint();
-      await delay(holdMs);
-      request.releasedAt = process.hrtime.bigint();
-      await handle.release().catch(() => undefined);
-    })(),
-  );
-}
-await Promise.all(inflight);
-const cpu = process.cpuUsage(cpu0);
-process.send({
-  cpuUs: cpu.user + cpu.system,
-  requests: requests.map((r) => ({
-    arrivedAt: String(r.arrivedAt),
-    acquiredAt: r.acquiredAt === undefined ? null : String(r.acquiredAt),
-    releasedAt: r.releasedAt === undefined ? null : String(r.releasedAt),
-    failed: r.failed,
-  })),
-});
+await openLoopWorker(() => contender.acquire(resource, { ttl }), args);
 await Promise.race([contender.close(), delay(3000)]);
 process.exit(0);

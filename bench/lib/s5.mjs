@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
+import { requestsOf } from './open-loop.mjs';
 import { quantile } from './stats.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -102,15 +103,7 @@ export async function runS5({
     const after = await counters.snapshot();
     if (results === null) throw new Error(`S5 ${key}: no result in time`);
     const server = counters.delta(before, after, idleRate);
-    const ms = (t) => Number(BigInt(t) - goAt) / 1e6;
-    const requests = results.flatMap((r) =>
-      r.requests.map((q) => ({
-        arrivedAt: ms(q.arrivedAt),
-        servedAt: q.acquiredAt === null ? Infinity : ms(q.acquiredAt),
-        releasedAt: q.releasedAt === null ? Infinity : ms(q.releasedAt),
-        failed: q.failed,
-      })),
-    );
+    const requests = requestsOf(results, goAt);
     const served = requests.filter((r) => Number.isFinite(r.servedAt));
     const waits = served.map((r) => r.servedAt - r.arrivedAt);
     const holds = [...served].sort((a, b) => a.servedAt - b.servedAt);

@@ -22,7 +22,7 @@ import { isNoPermission } from './script-replies';
  * Redis < 7 the script cannot ask, and only the scripts are checked.
  *
  * **What is required, what is optional** (the option in force decides):
- * - scripts and the commands they run (`GET SET DEL PTTL PEXPIRE TIME`, `ZADD ZRANGE ZREM
+ * - scripts and the commands they run (`GET SET DEL PTTL PEXPIRE TIME`, `MGET ZADD ZRANGE ZREM
  *   ZSCORE` with `fairness: 'queue'`) on the lock keys: always required;
  * - `INFO`: required while restarts are watched (`quarantine`, the default) and unidentified
  *   nodes are not trusted: without it no node ever counts toward a quorum. Otherwise optional
@@ -57,6 +57,7 @@ const PROBED = [
   ['ZRANGE', 'key', '0', '0'],
   ['ZREM', 'key', 'x'],
   ['ZSCORE', 'key', 'x'],
+  ['MGET', 'key'],
   ['EXISTS', 'key'],
   ['HGET', 'key', 'x'],
   ['HSET', 'key', 'x', '1'],
@@ -264,7 +265,10 @@ export class AccessCheck {
     }
     const denied = new Set(access.denied ?? []);
     const lockCommands = ['GET', 'SET', 'DEL', 'PTTL', 'PEXPIRE', 'TIME', 'EVALSHA', 'SCRIPT'];
-    if (this.options.fairness === 'queue') lockCommands.push('ZADD', 'ZRANGE', 'ZREM', 'ZSCORE');
+    // The hand-off reads the key and its marks in one MGET (issue 24 item 3).
+    if (this.options.fairness === 'queue') {
+      lockCommands.push('MGET', 'ZADD', 'ZRANGE', 'ZREM', 'ZSCORE');
+    }
     // Restart detection's scripts keep a node's lease horizons in a hash and its marker.
     if (this.options.quarantine !== false) {
       lockCommands.push('EXISTS', 'HGET', 'HSET', 'HDEL', 'HGETALL');

@@ -349,6 +349,10 @@ export const RESERVATION_PREFIX = '\0r';
  * Otherwise the group joins the queue once (its score is this server's time minus the wait so
  * far: the order in which groups started waiting, with no clock shared between machines), the
  * queue is kept a little longer than the blocking lease, and the reply is {0, pttl}.
+ *
+ * Whenever it sets the queue's expiry it also writes the key's queue mark (`K\0w`, as long):
+ * no queue outlives its mark, which is what lets {@link HAND_OFF_SCRIPT} skip the queue on an
+ * uncontended release (issue 24 item 3).
  */
 export const ACQUIRE_QUEUED_SCRIPT = script(
   'acquire-queued',
@@ -370,7 +374,10 @@ if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
   redis.call('ZADD', KEYS[2], now - tonumber(ARGV[4]), ARGV[3])
 end
 local keep = math.max(pttl, 0) + tonumber(ARGV[5])
-if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
+if redis.call('PTTL', KEYS[2]) < keep then
+  redis.call('PEXPIRE', KEYS[2], keep)
+  redis.call('SET', KEYS[1] .. '\\0w', '1', 'PX', keep)
+end
 return {0, pttl}
 `,
 );
@@ -401,24 +408,34 @@ return {0, pttl}
  * started waiting before the local next waiter and every queued group, the key is reserved for
  * them instead (`\0r\0p`, announced `id|n|\0p`), which only their acquire takes
  * ({@link PLAIN_WAIT_SCRIPT}); a key handed on from holder to holder is then never out of their
- * reach. The mark is read only when someone waits: an uncontended release reads nothing more.
+ * reach.
+ *
+ * An uncontended release costs what a plain one does (issue 24 item 3: 5 commands per node and
+ * cycle, as with fairness off): one MGET reads the key, its queue mark (`K\0w`) and the plain
+ * waiters' mark, and the queue is read only when its mark exists. Every script that sets a
+ * queue's expiry writes the mark as long, so no queue outlives its mark; a queue without one
+ * can only have been written by a version before the mark (its groups then contend for a plain
+ * release once). A queue re-created here (the holder's group queued behind plain waiters) gets
+ * an expiry and its mark likewise. The plain mark counts only when someone else waits too:
+ * alone, plain waiters contend for the freed key.
  */
 export const HAND_OFF_SCRIPT = script(
   'hand-off',
   `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+local cur = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0w', KEYS[1] .. '\\0p')
+if cur[1] ~= ARGV[1] then
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 0
 end
-local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-if head[1] and redis.call('ZREM', KEYS[2], ARGV[2]) == 1 and head[1] == ARGV[2] then
+local head = {}
+if cur[2] then
   head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if head[1] and redis.call('ZREM', KEYS[2], ARGV[2]) == 1 and head[1] == ARGV[2] then
+    head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  end
 end
 local plain
-if ARGV[3] ~= '' or head[1] then
-  plain = redis.call('GET', KEYS[1] .. '\\0p')
-  if plain then plain = tonumber(plain) end
-end
+if cur[3] and (ARGV[3] ~= '' or head[1]) then plain = tonumber(cur[3]) end
 if ARGV[3] ~= '' then
   local time = redis.call('TIME')
   local started = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(ARGV[5])
@@ -427,6 +444,11 @@ if ARGV[3] ~= '' then
     return 2
   end
   redis.call('ZADD', KEYS[2], started, ARGV[2])
+  if not head[1] then
+    local keep = tonumber(ARGV[4]) + tonumber(ARGV[6])
+    redis.call('PEXPIRE', KEYS[2], keep)
+    redis.call('SET', KEYS[1] .. '\\0w', '1', 'PX', keep)
+  end
 end
 if plain and (not head[1] or plain <= tonumber(head[2])) then
   redis.call('DEL', KEYS[1] .. '\\0p')

@@ -128,6 +128,20 @@ const RESERVED = '\0r';
 const PLAIN = '\0p';
 
 /**
+ * The suffix of the key marking a lock key's queue as possibly non-empty (issue 24 item 3): every
+ * script that sets a queue's expiry writes it as long, and HAND_OFF_SCRIPT reads the queue only
+ * where it exists. A test's nemesis that queues a group by hand writes it too ({@link markQueued}),
+ * as the group's own script would have.
+ */
+export const QUEUE_MARK = '\0w';
+
+/** Marks `key`'s queue as possibly non-empty for `keep` ms, and gives the queue that expiry. */
+export function markQueued(store: ScriptStore, key: string, queueKey: string, keep: number): void {
+  store.queues.pexpire(queueKey, keep);
+  store.set(key + QUEUE_MARK, '1', keep);
+}
+
+/**
  * PLAIN_WAIT_SCRIPT, and ACQUIRE_SCRIPT's mark on a blocking key, for a waiting acquisition
  * outside the queues: a key reserved for the plain waiters is taken; any other is marked.
  */
@@ -184,7 +198,7 @@ export function acquireQueued(
     store.queues.add(queueKey, ticket.group, Math.floor(store.serverNow()) - age);
   }
   const keep = Math.max(pttl, 0) + Math.ceil(ticket.keepMs);
-  if (store.queues.pttl(queueKey) < keep) store.queues.pexpire(queueKey, keep);
+  if (store.queues.pttl(queueKey) < keep) markQueued(store, key, queueKey, keep);
   return { acquired: false, pttl };
 }
 
@@ -201,14 +215,16 @@ export function handOff(
     queues.remove(queueKey, request.group);
     return 'notOurs';
   }
-  let head: [string, number] | undefined = queues.head(queueKey);
+  // One MGET: the key, its queue mark, the plain waiters' mark. The queue only where marked.
+  const queued = store.get(key + QUEUE_MARK) !== undefined;
+  const mark = store.get(key + PLAIN);
+  let head: [string, number] | undefined = queued ? queues.head(queueKey) : undefined;
   if (head !== undefined && queues.remove(queueKey, request.group) === 1) {
     head = queues.head(queueKey);
   }
   const { next } = request;
   const hasNext = next !== undefined && next.value !== '';
-  const mark = hasNext || head !== undefined ? store.get(key + PLAIN) : undefined;
-  const plain = mark === undefined ? undefined : Number(mark);
+  const plain = mark !== undefined && (hasNext || head !== undefined) ? Number(mark) : undefined;
   if (next !== undefined && hasNext) {
     const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(next.ageMs));
     if ((head === undefined || started <= head[1]) && (plain === undefined || started <= plain)) {
@@ -216,6 +232,7 @@ export function handOff(
       return 'swapped';
     }
     queues.add(queueKey, request.group, started);
+    if (head === undefined) markQueued(store, key, queueKey, next.ttl + Math.ceil(request.leaseMs));
   }
   const announce = request.announce ?? '';
   if (plain !== undefined && (head === undefined || plain <= head[1])) {

@@ -345,8 +345,10 @@ async function runPhase(phase, index, buildDir, workDir, rng) {
             const queue = `redlock:r${r}\0q`;
             if (action === 'dropQueues') await admin.del(queue);
             else {
+              // With the queue's mark, as the dead group's own script left it (issue 24 item 3).
               await admin.zadd(queue, 0, `dead${rng.int(1, 1e9)}`);
               await admin.pexpire(queue, 2 * TTL);
+              await admin.set(`redlock:r${r}\0w`, '1', 'PX', 2 * TTL);
             }
           }
         } catch {

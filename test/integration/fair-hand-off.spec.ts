@@ -94,7 +94,13 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
     const clients = shared.fleet.urls().map((url) => rawClient(url));
     try {
       await Promise.all(
-        clients.map((client) => client.zadd('redlock:stock:dead\0q', 1, 'dead-group')),
+        clients.map((client) =>
+          client
+            .multi()
+            .zadd('redlock:stock:dead\0q', 1, 'dead-group')
+            .set('redlock:stock:dead\0w', '1', 'PX', 60_000)
+            .exec(),
+        ),
       );
       const next = waiter.acquire('stock:dead', { wait: 20_000 });
       await delay(100);

@@ -198,7 +198,7 @@ describe('fair turns (5 nodes)', () => {
         clients.map((c) =>
           Promise.all(
             ['dead1', 'dead2', 'dead3'].map((g, i) => c.zadd('redlock:turn:dead\0q', i, g)),
-          ),
+          ).then(() => c.set('redlock:turn:dead\0w', '1', 'PX', 60_000)),
         ),
       );
       const served: number[] = [];

@@ -62,6 +62,18 @@ describe('the Redis user may not run what the library needs', () => {
     expect(logger.lines.filter((l) => /may not run INFO.*\+info/.test(l))).toHaveLength(3);
   });
 
+  it('without MGET: a fair lock manager fails to start naming +mget (its release reads the key and its marks in one MGET); fairness off starts', async () => {
+    const urls = await aclUser('nomget', '+@all', '-mget');
+    const error = await managerAs(urls, { fairness: 'queue' })
+      .ready()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RedlockPermissionError);
+    expect(String(error)).toContain('ACL SETUSER nomget +mget');
+    const plain = managerAs(urls, { fairness: 'off' });
+    await plain.ready();
+    await (await plain.acquire('r', { wait: 0 })).release();
+  });
+
   it('without channel permissions: notifications need @pubsub; with notifications: false the start goes on with a warning', async () => {
     const urls = await aclUser('nochannels', '+@all', 'resetchannels');
     const error = await managerAs(urls)

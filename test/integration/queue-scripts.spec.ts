@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { IoredisNode } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
-import { queueContract, type QueueHarness } from '../support/queue-contract';
+import { markOf, queueContract, type QueueHarness } from '../support/queue-contract';
 
 /**
  * The fair hand-off scripts (ACQUIRE_QUEUED, HAND_OFF, LEAVE_QUEUE) on a real server, through the
@@ -40,6 +40,7 @@ describe('fair hand-off scripts on a real node (the port contract)', () => {
         await admin.command('SET', key, value, 'PX', ttl);
       },
       get: async (key) => (await admin.command('GET', key)) as string | null,
+      del: async (key) => void (await admin.command('DEL', key)),
       pttl: async (key) => Number(await admin.command('PTTL', key)),
       queue: async (queueKey) => {
         const flat = (await admin.command('ZRANGE', queueKey, 0, -1, 'WITHSCORES')) as string[];
@@ -50,6 +51,7 @@ describe('fair hand-off scripts on a real node (the port contract)', () => {
       queuePttl: async (queueKey) => Number(await admin.command('PTTL', queueKey)),
       zadd: async (queueKey, score, member) => {
         await admin.command('ZADD', queueKey, score, member);
+        await admin.command('SET', markOf(queueKey), '1', 'PX', 60_000);
       },
       serverNow: time,
       messages: async (channel) => {

@@ -161,8 +161,11 @@ export class SimNode implements RedisNode {
   };
   /** Fair hand-off's queues (sorted sets with expiry on the virtual clock). */
   readonly queues: SortedSets;
-  /** The fair hand-off scripts' view of this node (lib/testing/queue-scripts.ts). */
-  private readonly scripts: ScriptStore;
+  /**
+   * The fair hand-off scripts' view of this node (lib/testing/queue-scripts.ts); a queue nemesis
+   * writes through it what a dead group's own script would have left (its queue mark).
+   */
+  readonly scripts: ScriptStore;
   /** Fence counters and floors (they do not expire here). */
   readonly counters = new Map<string, number>();
   /** Lease horizons (server ms), by key, then by the run_id they are filed under. */

@@ -6,6 +6,7 @@ import {
   type Lock,
   type RedlockOptions,
 } from '../../lib';
+import { markQueued } from '../../lib/testing/queue-scripts';
 import { SeededRandom } from './random';
 import { PubSubSimNode, type SimFault, type SimNodeOptions } from './sim-node';
 import { VirtualClock } from './virtual-clock';
@@ -473,7 +474,8 @@ async function run(
             // A group that died while queued, older than every live one: the next release
             // reserves the key for it, and nobody claims it.
             node.queues.add(queueKey, dead, Math.floor(node.serverNow()) - 10 * ttl);
-            if (node.queues.pttl(queueKey) < 2 * ttl) node.queues.pexpire(queueKey, 2 * ttl);
+            if (node.queues.pttl(queueKey) < 2 * ttl)
+              markQueued(node.scripts, key, queueKey, 2 * ttl);
             break;
           case 'deadReservation':
             // A reservation for a dead group on a free key (as if a holder reserved it for

@@ -12,13 +12,18 @@ export interface QueueHarness {
   /** `SET key value PX ttl`, as another client. */
   put(key: string, value: string, ttl: number): Promise<void>;
   get(key: string): Promise<string | null>;
+  /** `DEL` of a string key, as another client. */
+  del(key: string): Promise<void>;
   /** `PTTL` of a key. Fakes without leases say so with `leases: false`. */
   pttl(key: string): Promise<number>;
   /** `ZRANGE queue 0 -1 WITHSCORES`. */
   queue(queueKey: string): Promise<[string, number][]>;
   /** `PTTL` of a queue. */
   queuePttl(queueKey: string): Promise<number>;
-  /** `ZADD` as a test's nemesis would. */
+  /**
+   * Queues a group as its own script would leave it (a nemesis's dead group): `ZADD`, and the
+   * key's queue mark (`K\0w`, 60 s), without which a release does not read the queue.
+   */
   zadd(queueKey: string, score: number, member: string): Promise<void>;
   /** The server's `TIME` in ms. */
   serverNow(): Promise<number>;
@@ -26,6 +31,11 @@ export interface QueueHarness {
   messages?(channel: string): Promise<string[]>;
   /** Whether keys have leases (MemoryNode's do not). */
   readonly leases: boolean;
+}
+
+/** The queue mark of the lock key whose queue is `queueKey` (`K\0q` → `K\0w`). */
+export function markOf(queueKey: string): string {
+  return `${queueKey.slice(0, -2)}\0w`;
 }
 
 /** Registers the contract's tests (inside a `describe`): `harness()` is read in each test. */
@@ -217,6 +227,54 @@ export function queueContract(harness: () => QueueHarness): void {
       'released',
     );
     expect(await h.queue(own.queueKey)).toEqual([]);
+  });
+
+  it('the queue is read only where its mark says it may hold groups (issue 24 item 3)', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    // A queued attempt marks the queue as long as it keeps it.
+    await h.put(key, 'me', 3_000);
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('q', { keepMs: 60_000 }));
+    expect(await h.get(markOf(queueKey))).toBe('1');
+    if (h.leases) {
+      expect(await h.pttl(markOf(queueKey))).toBeGreaterThanOrEqual(
+        (await h.queuePttl(queueKey)) - 5,
+      );
+    }
+    expect(await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100 })).toBe(
+      'reserved',
+    );
+    expect(await h.get(key)).toBe('\0rq');
+    // A queue nobody marked (written by a version before the mark) is not read: a plain release.
+    const unmarked = names();
+    await h.put(unmarked.key, 'me', 3_000);
+    await h.zadd(unmarked.queueKey, 1, 'q');
+    await h.del(markOf(unmarked.queueKey));
+    expect(
+      await h.node.handOff(unmarked.key, unmarked.queueKey, 'me', { group: 'g', leaseMs: 100 }),
+    ).toBe('released');
+    expect(await h.queue(unmarked.queueKey)).toEqual([['q', 1]]);
+    // The holder's group queued behind plain waiters re-creates the queue: with an expiry and its
+    // mark, so that the next release reads it.
+    const requeued = names();
+    await h.put(requeued.key, 'me', 3_000);
+    await h.put(`${requeued.key}\0p`, '1', 60_000);
+    expect(
+      await h.node.handOff(requeued.key, requeued.queueKey, 'me', {
+        group: 'g',
+        next: { value: 'next', ttl: 7_000, ageMs: 0 },
+        leaseMs: 250,
+      }),
+    ).toBe('reserved');
+    expect(await h.get(requeued.key)).toBe('\0r\0p');
+    expect((await h.queue(requeued.queueKey)).map(([m]) => m)).toEqual(['g']);
+    expect(await h.get(markOf(requeued.queueKey))).toBe('1');
+    if (h.leases) {
+      const kept = await h.queuePttl(requeued.queueKey);
+      expect(kept).toBeGreaterThan(7_000);
+      expect(kept).toBeLessThanOrEqual(7_250);
+      expect(await h.pttl(markOf(requeued.queueKey))).toBeGreaterThanOrEqual(kept - 5);
+    }
   });
 
   it('hand-off swaps to the local next waiter when nobody is queued or it waited longer than the head', async () => {

@@ -58,8 +58,10 @@ describe('fair hand-off in virtual time', () => {
     const waiting = waiter.acquire('a', { wait: 10_000 });
     await clock.advance(30);
     // A group that died while queued, older than the live waiter, first on every node.
-    for (const node of nodes)
+    for (const node of nodes) {
       node.queues.add('redlock:a\0q', 'dead', Math.floor(node.serverNow()) - 60_000);
+      node.scripts.set('redlock:a\0w', '1', 60_000);
+    }
     const released = clock.now();
     await clock.run(lock.release());
     expect(nodes.map((n) => n.valueAt('redlock:a'))).toEqual(['\0rdead', '\0rdead', '\0rdead']);

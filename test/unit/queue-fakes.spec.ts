@@ -1,7 +1,7 @@
 import { InMemoryRedisNode } from '../../lib/testing/in-memory-node';
 import { PubSubSimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
-import { queueContract, type QueueHarness } from '../support/queue-contract';
+import { markOf, queueContract, type QueueHarness } from '../support/queue-contract';
 import { MemoryNode } from './memory-node';
 
 /**
@@ -30,10 +30,14 @@ describe('fair hand-off scripts in the fakes (the port contract)', () => {
           node.put(key, value, ttl);
         },
         get: async (key) => node.valueAt(key) ?? null,
+        del: async (key) => node.scripts.del(key),
         pttl: async (key) => node.pttlOf(key),
         queue: async (queueKey) => node.queues.range(queueKey),
         queuePttl: async (queueKey) => node.queues.pttl(queueKey),
-        zadd: async (queueKey, score, member) => node.queues.add(queueKey, member, score),
+        zadd: async (queueKey, score, member) => {
+          node.queues.add(queueKey, member, score);
+          node.put(markOf(queueKey), '1', 60_000);
+        },
         serverNow: async () => Math.floor(node.serverNow()),
         messages: async (channel) => {
           await clock.advance(1);
@@ -54,10 +58,14 @@ describe('fair hand-off scripts in the fakes (the port contract)', () => {
         leases: false,
         put: async (key, value) => void node.store.set(key, value),
         get: async (key) => node.store.get(key) ?? null,
+        del: async (key) => void node.store.delete(key),
         pttl: async (key) => (node.store.has(key) ? -1 : -2),
         queue: async (queueKey) => node.queues.range(queueKey),
         queuePttl: async (queueKey) => node.queues.pttl(queueKey),
-        zadd: async (queueKey, score, member) => node.queues.add(queueKey, member, score),
+        zadd: async (queueKey, score, member) => {
+          node.queues.add(queueKey, member, score);
+          node.store.set(markOf(queueKey), '1');
+        },
         serverNow: async () => node.queueClock,
         messages: async (channel) =>
           node.published.filter(([c]) => c === channel).map(([, message]) => message),
@@ -80,10 +88,17 @@ describe('fair hand-off scripts in the fakes (the port contract)', () => {
         put: async (key, value, ttl) =>
           void internals.keys.set(key, { value, expiresAt: performance.now() + ttl }),
         get: async (key) => (await node.inspect(key)).value,
+        del: async (key) => void internals.keys.delete(key),
         pttl: async (key) => (await node.inspect(key)).pttl,
         queue: async (queueKey) => internals.queues.range(queueKey),
         queuePttl: async (queueKey) => internals.queues.pttl(queueKey),
-        zadd: async (queueKey, score, member) => internals.queues.add(queueKey, member, score),
+        zadd: async (queueKey, score, member) => {
+          internals.queues.add(queueKey, member, score);
+          internals.keys.set(markOf(queueKey), {
+            value: '1',
+            expiresAt: performance.now() + 60_000,
+          });
+        },
         serverNow: async () => Math.floor(performance.now()),
       };
     });
