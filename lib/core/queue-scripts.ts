@@ -1,0 +1,175 @@
+import { script } from './lua-script';
+
+/*
+ * The scripts of the fair queue (DESIGN §5.11, fair-queue.ts): a queued acquisition, the
+ * hand-off on release, and a waiter leaving its queue.
+ */
+
+/**
+ * The prefix of a lock key's value while it is reserved for the next group of waiters (fair
+ * hand-off, DESIGN §5.11): `\0r` + the group's id. It is not an owner value (those are random
+ * base64url, never starting with NUL), so no holder's compare-and-delete or extension matches
+ * it, and to every acquire script it is a key that exists: held.
+ */
+export const RESERVATION_PREFIX = '\0r';
+
+/**
+ * Acquire in a fair queue (DESIGN §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
+ * sorted set of waiting groups, scored by when they started waiting, on this server's clock).
+ * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: the waiting group's id, ARGV[4]: how long
+ * its oldest waiter has waited (ms), ARGV[5]: how long the queue outlives the blocking lease
+ * (ms), ARGV[6]: '1' when the group may be queued here already (not its first attempt),
+ * ARGV[7]: the claim's announcement id ('' for none).
+ *
+ * Takes the key when it is free or reserved for this group (the previous holder handed it on
+ * to us), exactly like the acquire script: a reservation is written only by the holder's own
+ * hand-off, so taking it over cannot meet a live holder. A claimed reservation is announced
+ * (`id|c|group`) so that the other groups, who heard who was next, stop timing the hand-off.
+ * Otherwise the group joins the queue once (its score is this server's time minus the wait so
+ * far: the order in which groups started waiting, with no clock shared between machines), the
+ * queue is kept a little longer than the blocking lease, and the reply is {0, pttl}.
+ *
+ * Whenever it sets the queue's expiry it also writes the key's queue mark (`K\0w`, as long):
+ * no queue outlives its mark, which is what lets {@link HAND_OFF_SCRIPT} skip the queue on an
+ * uncontended release (issue 24 item 3).
+ */
+export const ACQUIRE_QUEUED_SCRIPT = script(
+  'acquire-queued',
+  `
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == '\\0r' .. ARGV[3] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  if cur == false then
+    if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], ARGV[3]) end
+  elseif ARGV[7] ~= '' then
+    redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|c|' .. ARGV[3])
+  end
+  return {1}
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  redis.call('ZADD', KEYS[2], now - tonumber(ARGV[4]), ARGV[3])
+end
+local keep = math.max(pttl, 0) + tonumber(ARGV[5])
+if redis.call('PTTL', KEYS[2]) < keep then
+  redis.call('PEXPIRE', KEYS[2], keep)
+  redis.call('SET', KEYS[1] .. '\\0w', '1', 'PX', keep)
+end
+return {0, pttl}
+`,
+);
+
+/**
+ * Release with a fair hand-off (DESIGN §5.11). KEYS[1]: the lock key, KEYS[2]: its queue.
+ * ARGV[1]: the holder's owner value, ARGV[2]: the holder's group id, ARGV[3]: the owner value of
+ * the holder's next local waiter ('' for none), ARGV[4]: its ttl (ms), ARGV[5]: how long it has
+ * waited (ms), ARGV[6]: how long a reservation lasts (ms), ARGV[7]: the release's announcement
+ * id ('' for none).
+ *
+ * The holder's group leaves the queue wherever it stands in it, also on a node where the key
+ * does not hold the holder's value (then 0, nothing else written): a queued attempt that won on
+ * a quorum queued its group on the nodes where it met a holder, and an entry left there named a
+ * group nobody waited in any more — its reservation idled the lock a whole lease (issue 24 item
+ * 2b: 300-700 ms stalls under open-loop arrivals). Then, only while the key holds the holder's
+ * value, in the order in which the waiters started waiting, on this server's clock:
+ * - the holder's next local waiter, when it waited longer than every queued group: the key is
+ *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
+ *   returns 2;
+ * - else the queue's first group: the key is reserved for it (`\0r` + id, a short lease, so a
+ *   group that died costs at most that), the holder's group queues behind it when it has
+ *   waiters left, and the reservation is announced (`id|n|group`): returns 1;
+ * - else (nobody queued here): deleted and announced like a plain release: returns 3.
+ *
+ * Acquisitions outside the queues (issue 24 item 1: fenced, several resources, another lock
+ * manager with fairness off) mark the key while they wait (`K\0p`, plainMark in scripts.ts): when they
+ * started waiting before the local next waiter and every queued group, the key is reserved for
+ * them instead (`\0r\0p`, announced `id|n|\0p`), which only their acquire takes
+ * ({@link PLAIN_WAIT_SCRIPT}); a key handed on from holder to holder is then never out of their
+ * reach.
+ *
+ * An uncontended release costs what a plain one does (issue 24 item 3: 5 commands per node and
+ * cycle, as with fairness off): one MGET reads the key, its queue mark (`K\0w`) and the plain
+ * waiters' mark, and the queue is read only when its mark exists. Every script that sets a
+ * queue's expiry writes the mark as long, so no queue outlives its mark; a queue without one
+ * can only have been written by a version before the mark (its groups then contend for a plain
+ * release once). A queue re-created here (the holder's group queued behind plain waiters) gets
+ * an expiry and its mark likewise. The plain mark counts only when someone else waits too:
+ * alone, plain waiters contend for the freed key.
+ */
+export const HAND_OFF_SCRIPT = script(
+  'hand-off',
+  `
+local cur = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0w', KEYS[1] .. '\\0p')
+if cur[1] ~= ARGV[1] then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return 0
+end
+local head = {}
+if cur[2] then
+  head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  if head[1] and redis.call('ZREM', KEYS[2], ARGV[2]) == 1 and head[1] == ARGV[2] then
+    head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  end
+end
+local plain
+if cur[3] and (ARGV[3] ~= '' or head[1]) then plain = tonumber(cur[3]) end
+if ARGV[3] ~= '' then
+  local time = redis.call('TIME')
+  local started = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(ARGV[5])
+  if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
+    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+    return 2
+  end
+  redis.call('ZADD', KEYS[2], started, ARGV[2])
+  if not head[1] then
+    local keep = tonumber(ARGV[4]) + tonumber(ARGV[6])
+    redis.call('PEXPIRE', KEYS[2], keep)
+    redis.call('SET', KEYS[1] .. '\\0w', '1', 'PX', keep)
+  end
+end
+if plain and (not head[1] or plain <= tonumber(head[2])) then
+  redis.call('DEL', KEYS[1] .. '\\0p')
+  head = {'\\0p'}
+end
+if head[1] then
+  if head[1] ~= '\\0p' then redis.call('ZREM', KEYS[2], head[1]) end
+  redis.call('SET', KEYS[1], '\\0r' .. head[1], 'PX', ARGV[6])
+  if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|n|' .. head[1]) end
+  return 1
+end
+redis.call('DEL', KEYS[1])
+if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7]) end
+return 3
+`,
+);
+
+/**
+ * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue, KEYS[2] (optional): the lock key.
+ * ARGV[1]: the group, ARGV[2]: how long a reservation lasts (ms), ARGV[3]: the announcement id
+ * ('' for none).
+ *
+ * Removes the group; with the lock key, a key still reserved for the group (its turn came as its
+ * last waiter gave up) is passed on at once, as the hand-off would have (issue 24 item 2): to the
+ * queue's next group (reserved, announced `id|n|group`: returns 2), or, nobody queued, freed and
+ * announced as a plain release (returns 3). A reservation is no owner value: nobody holds the
+ * key, so passing it on or freeing it can meet no holder. Returns 1 otherwise.
+ */
+export const LEAVE_QUEUE_SCRIPT = script(
+  'leave-queue',
+  `
+redis.call('ZREM', KEYS[1], ARGV[1])
+if KEYS[2] == nil or redis.call('GET', KEYS[2]) ~= '\\0r' .. ARGV[1] then return 1 end
+local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+if head[1] then
+  redis.call('ZREM', KEYS[1], head[1])
+  redis.call('SET', KEYS[2], '\\0r' .. head[1], 'PX', ARGV[2])
+  if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3] .. '|n|' .. head[1]) end
+  return 2
+end
+redis.call('DEL', KEYS[2])
+if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3]) end
+return 3
+`,
+);
