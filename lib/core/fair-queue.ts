@@ -1,114 +1,25 @@
-import { randomBytes } from 'node:crypto';
-import { idSource, type RandomSource } from './random';
-
-/** This process's prefix of group ids (random, so that two processes never share one). */
-const GROUP_PREFIX = randomBytes(6).toString('base64url');
-let groupSeq = 0;
-
-/** A new group id of this process (a fair queue without an injected random source). */
-function newGroupId(): string {
-  return GROUP_PREFIX + (groupSeq = (groupSeq + 1) % Number.MAX_SAFE_INTEGER).toString(36);
-}
-import {
-  shuttingDown,
-  type AcquisitionCall,
-  type AcquisitionLoop,
-  type GrantedAttempt,
-  type WaitingStrategy,
-} from './acquisition';
-import type { Clock, ClockTimer } from './clock';
-import { LockNotAcquiredError, type LockNotAcquiredReason } from './errors';
+import { shuttingDown, type AcquisitionCall, type WaitingStrategy } from './acquisition';
+import type { ClockTimer } from './clock';
+import { LockNotAcquiredError } from './errors';
 import type { RedlockLock } from './lock';
-import type { AcquireReply, HandOffReply, RedisNode } from './node';
-import {
-  newReleaseId,
-  type BlockedNodes,
-  type Notice,
-  type ReleaseNotifier,
-  type WaiterHandle,
-} from './notifier';
+import type { AcquireReply } from './node';
+import { newReleaseId, type Notice } from './notifier';
 import { newOwnerValue } from './owner-value';
-import { acquireRound, releaseRound, type RoundContext } from './rounds';
-import { Alarm } from './sleep';
+import { acquireRound, releaseRound } from './rounds';
+import {
+  handOff,
+  newGroupId,
+  newLine,
+  remember,
+  REMEMBERED,
+  ContendedKeys,
+  type Line,
+  type FairQueueParts,
+  type LocalWaiter,
+} from './queue-line';
+import { idSource } from './random';
 
-/** What a fair queue needs of the lock manager that composes it. */
-export interface FairQueueParts {
-  readonly clock: Clock;
-  readonly round: RoundContext;
-  readonly notifier: ReleaseNotifier;
-  readonly loop: AcquisitionLoop;
-  /** How long a reservation for the next group lasts (`handOffLease`). */
-  readonly leaseMs: number;
-  readonly retryJitter: number;
-  /** Resolves once every voter's lease horizon covers `ttl` (membership, DESIGN §5.7). */
-  readonly cover: (ttl: number) => Promise<void> | undefined;
-  /** Builds the lock of a granted attempt (or hand-off) and counts it as held. */
-  readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;
-  /** Reports a hand-off as an acquisition (the `acquired` event). */
-  readonly acquired: (call: AcquisitionCall, lock: RedlockLock) => void;
-  /**
-   * The source of the queue's jitter and, when injected (a simulation), of owner values and the
-   * group ids' prefix; absent: `Math.random`, the CSPRNG and this process's prefix.
-   */
-  readonly random?: RandomSource;
-}
-
-/** A waiter of this process on a line, behind its holder or its head. */
-interface LocalWaiter {
-  readonly call: AcquisitionCall;
-  /**
-   * Its wait ended (gave up, aborted) while a hand-off to it was out, off the line: whatever
-   * that hand-off brings, it does not keep (issue 24 item 2).
-   */
-  left?: { error: unknown };
-  /** Settles its wait: a lock handed to it, its turn as the head (after a sleep when `behind`), or an error. */
-  settle(outcome: { lock: RedlockLock } | { behind: boolean } | { error: unknown }): void;
-}
-
-/**
- * This lock manager's waiters on one key (its "group" in the nodes' queues): the lock it holds
- * on the key through the queue, if any; the head, which alone attempts; the rest, in the order
- * they came, each handed the lock by its predecessor's release when it is next.
- */
-interface Line {
-  readonly key: string;
-  readonly queueKey: string;
-  /** Random per line: the nodes queue groups by it, announcements name it. Not a secret. */
-  readonly group: string;
-  holder?: RedlockLock;
-  /** A waiter of the line is attempting (or sleeping between attempts) in the nodes' queue. */
-  head: boolean;
-  readonly waiters: LocalWaiter[];
-  /** Rings the head: its turn came, a release nobody was queued for, a reservation unclaimed. */
-  readonly alarm: Alarm;
-  /** The line's subscription to the key's announcements (while it has waiters). */
-  handle?: WaiterHandle;
-  /** Whether the group may be in the nodes' queue (a failed attempt or a hand-off queued it). */
-  queued: boolean;
-  /** Why its latest attempt failed: what a waiter that gives up behind it reports. */
-  reason: LockNotAcquiredReason;
-  /** Per announcement naming this group: how many nodes named it so far. */
-  readonly named: Map<string, number>;
-  /** Per plain release announcement: how many nodes the head's attempt was blocked on announced it. */
-  readonly released: Map<string, number>;
-  /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
-  blocked?: BlockedNodes;
-  /** While the head's attempt is out: plain releases heard, judged once it reports. */
-  trying?: Notice[];
-  /** Announcements naming another group, seen. */
-  readonly others: Set<string>;
-  /** Rings the head if the group named before it does not claim within the reservation. */
-  unclaimed?: ClockTimer;
-  /** Rings the head a little after the first node named it, if no quorum of nodes did. */
-  turn?: ClockTimer;
-}
-
-/** How many recent announcement ids a line remembers. */
-const REMEMBERED = 16;
-
-/** How many contended keys a fair queue remembers, and for how long (ms). */
-const REMEMBERED_CONTENDED = 1_024;
-const CONTENDED_FOR_MS = 10_000;
+export type { FairQueueParts } from './queue-line';
 
 /**
  * Fair hand-off (DESIGN §5.11; docs/fair-hand-off.md): waiters on one key are served in the
@@ -129,13 +40,14 @@ const CONTENDED_FOR_MS = 10_000;
 export class FairQueue {
   private readonly lines = new Map<string, Line>();
   private readonly byLock = new WeakMap<RedlockLock, Line>();
-  /** Keys seen contended lately (monotonic time seen), oldest first: their waiters queue at once. */
-  private readonly contended = new Map<string, number>();
+  /** Keys seen contended lately: their waiters queue at once. */
+  private readonly contended: ContendedKeys;
   /** Names each new line's group. */
   private readonly groupId: () => string;
 
   constructor(private readonly parts: FairQueueParts) {
     this.groupId = parts.random === undefined ? newGroupId : idSource(parts.random);
+    this.contended = new ContendedKeys(parts.clock);
   }
 
   /**
@@ -163,7 +75,7 @@ export class FairQueue {
     }
     let behind = false;
     if (line.holder !== undefined || line.head || line.waiters.length > 0) {
-      this.sawContention(key);
+      this.contended.saw(key);
       this.listen(line);
       const outcome = await this.waitInLine(line, call);
       if ('lock' in outcome) return outcome.lock;
@@ -180,13 +92,13 @@ export class FairQueue {
       queued: line.queued,
       behind,
       keepMs: 2 * this.parts.leaseMs + this.parts.retryJitter + 1_000,
-      plainFirst: !line.queued && !this.recentlyContended(key),
+      plainFirst: !line.queued && !this.contended.lately(key),
     };
     let lock: RedlockLock;
     try {
       lock = await this.parts.loop.acquire({ ...call, seat }, this.strategy(line));
     } catch (error) {
-      this.sawContention(key);
+      this.contended.saw(key);
       line.head = false;
       line.queued = true;
       if (error instanceof LockNotAcquiredError) line.reason = error.reason;
@@ -200,20 +112,6 @@ export class FairQueue {
     line.holder = lock;
     this.byLock.set(lock, line);
     return lock;
-  }
-
-  /** Remembers that `key` had waiters (bounded: the oldest entries are forgotten first). */
-  private sawContention(key: string): void {
-    this.contended.delete(key);
-    this.contended.set(key, this.parts.clock.now());
-    if (this.contended.size > REMEMBERED_CONTENDED) {
-      this.contended.delete(this.contended.keys().next().value as string);
-    }
-  }
-
-  private recentlyContended(key: string): boolean {
-    const seen = this.contended.get(key);
-    return seen !== undefined && this.parts.clock.now() - seen < CONTENDED_FOR_MS;
   }
 
   /**
@@ -454,7 +352,7 @@ export class FairQueue {
       },
       doubtful: () => false,
       willSleep: () => {
-        this.sawContention(line.key);
+        this.contended.saw(line.key);
         this.listen(line);
       },
       stop: () => undefined,
@@ -532,40 +430,4 @@ export class FairQueue {
     this.parts.clock.clearTimer(line.unclaimed);
     this.parts.clock.clearTimer(line.turn);
   }
-}
-
-/** A new line on `key`, its group named `group`. */
-function newLine(key: string, group: string): Line {
-  return {
-    key,
-    // NUL in the name, like the membership's keys: no resource name can collide with it.
-    queueKey: `${key}\0q`,
-    // Not a secret (announcements name it): a process prefix and a counter, no random draw per line.
-    group,
-    head: false,
-    waiters: [],
-    alarm: new Alarm(),
-    queued: false,
-    reason: 'held',
-    named: new Map(),
-    released: new Map(),
-    others: new Set(),
-  };
-}
-
-/** One node's hand-off request, refused clearly by a node that cannot queue. */
-function handOff(
-  node: RedisNode,
-  line: Line,
-  value: string,
-  request: Parameters<NonNullable<RedisNode['handOff']>>[3],
-): Promise<HandOffReply> {
-  if (node.handOff === undefined) throw new Error(`node ${node.name} cannot hand off`);
-  return node.handOff(line.key, line.queueKey, value, request);
-}
-
-/** Sets `key` in a small map that forgets its oldest entry past {@link REMEMBERED}. */
-function remember(map: Map<string, number>, key: string, value: number): void {
-  map.set(key, value);
-  if (map.size > REMEMBERED) map.delete(map.keys().next().value as string);
 }
