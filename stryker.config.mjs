@@ -21,15 +21,15 @@ export default {
   testRunner: 'jest',
   plugins: ['@stryker-mutator/jest-runner'],
   // The protocol files. Override to widen or narrow a run, e.g.
-  // `npx stryker run --mutate lib/core/rounds.ts`.
+  // `npx stryker run --mutate lib/core/acquisition/rounds.ts`.
   mutate: [
-    'lib/core/rounds.ts',
-    'lib/core/scripts.ts',
-    'lib/core/quorum.ts',
-    'lib/core/lock.ts',
+    'lib/core/acquisition/rounds.ts',
+    'lib/core/protocol/scripts.ts',
+    'lib/core/quorum/quorum.ts',
+    'lib/core/lease/lock.ts',
     'lib/core/redlock.ts',
-    'lib/core/membership.ts',
-    'lib/core/quarantine.ts',
+    'lib/core/membership/membership.ts',
+    'lib/core/quorum/quarantine.ts',
   ],
   // Log and error message texts are not behaviour the protocol depends on.
   mutator: { excludedMutations: ['StringLiteral'] },

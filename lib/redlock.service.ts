@@ -22,7 +22,7 @@ import {
   type RedlockHealth,
   type Resources,
 } from './core';
-import { startupLine } from './core/startup-report';
+import { startupLine } from './core/observability/startup-report';
 import { releaseKeptLocks } from './locked/min-hold';
 import { assertKnownModuleOptions } from './module-option-names';
 import { REDLOCK_LOGGER_CONTEXT } from './redlock.constants';

@@ -15,8 +15,8 @@ export type {
   PubSubTransport,
   SubscriberEvents,
   SubscriberConnection,
-} from '../core/protocol/transport';
-export { settleOn, type EventSource } from '../core/protocol/settle-on';
+} from '../core/nodes/transport';
+export { settleOn, type EventSource } from '../core/nodes/settle-on';
 // The lock protocol over any transport.
 export { ScriptedNode, type ScriptedNodeOptions } from '../core/protocol/scripted-node';
 
@@ -35,19 +35,23 @@ export {
   type HandOffReply,
   type LeaveRequest,
   type PlainWait,
-} from '../core/node';
-export type { NodeAccess } from '../core/node';
+} from '../core/nodes/node';
+export type { NodeAccess } from '../core/nodes/node';
 
 // The errors an adapter throws.
-export { NodeTimeoutError, KeyTypeConflict } from '../core/node';
+export { NodeTimeoutError, KeyTypeConflict } from '../core/nodes/node';
 export {
   DescribedNodeError,
   describeNodeError,
   type NodeProblem,
   type NodeErrorDescription,
   type ConnectionContext,
-} from '../core/node-errors';
+} from '../core/nodes/node-errors';
 
 // The adapters this package ships.
-export { IoredisNode, IoredisTransport, type RedisNodeSpec } from '../core/ioredis-node';
-export { NodeRedisNode, NodeRedisTransport, type NodeRedisClient } from '../core/node-redis-node';
+export { IoredisNode, IoredisTransport, type RedisNodeSpec } from '../core/nodes/ioredis-node';
+export {
+  NodeRedisNode,
+  NodeRedisTransport,
+  type NodeRedisClient,
+} from '../core/nodes/node-redis-node';

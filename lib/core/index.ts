@@ -6,8 +6,8 @@ export {
   type HoldSettings,
   type HoldWork,
 } from './redlock';
-export type { Lock } from './lock';
-export type { LockSession, SessionEnd } from './lock-session';
+export type { Lock } from './lease/lock';
+export type { LockSession, SessionEnd } from './lease/lock-session';
 export {
   RedlockError,
   LockNotAcquiredError,
@@ -23,7 +23,7 @@ export {
   type LockNotAcquiredReason,
 } from './errors';
 export { REDLOCK_DEFAULTS, type RedlockOptions, type LockOptions } from './options';
-export type { RedlockTelemetryOptions } from './telemetry';
+export type { RedlockTelemetryOptions } from './observability/telemetry';
 export {
   KeyTypeConflict,
   type RedisNode,
@@ -38,11 +38,11 @@ export {
   type LeaveRequest,
   type PlainWait,
   type HandOffReply,
-} from './node';
-export { IoredisNode, type RedisNodeSpec } from './ioredis-node';
-export { NodeRedisNode, type NodeRedisClient } from './node-redis-node';
+} from './nodes/node';
+export { IoredisNode, type RedisNodeSpec } from './nodes/ioredis-node';
+export { NodeRedisNode, type NodeRedisClient } from './nodes/node-redis-node';
 export { monotonicClock, type Clock, type ClockTimer } from './clock';
-export type { RedlockLogger } from './logger';
+export type { RedlockLogger } from './observability/logger';
 export type { Resources } from './resources';
 export type {
   AcquiredEvent,
@@ -51,7 +51,7 @@ export type {
   ReleasedEvent,
   NodeEvent,
   NodeQuarantinedEvent,
-} from './events';
+} from './observability/events';
 export type {
   LockInspection,
   NodeLockState,

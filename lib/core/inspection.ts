@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KeyState } from './node';
+import type { KeyState } from './nodes/node';
 
 /** What one node says about a resource's key. */
 export interface NodeLockState {

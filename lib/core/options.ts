@@ -1,8 +1,8 @@
 import type { Clock } from './clock';
 import type { RandomSource } from './random';
 import { RedlockConfigError } from './errors';
-import type { RedlockLogger } from './logger';
-import type { RedlockTelemetryOptions } from './telemetry';
+import type { RedlockLogger } from './observability/logger';
+import type { RedlockTelemetryOptions } from './observability/telemetry';
 import {
   MAX_TTL_LIMIT,
   assertBoolean,

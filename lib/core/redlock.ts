@@ -2,20 +2,20 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import { monotonicClock, type Clock } from './clock';
 import { LockNotAcquiredError, RedlockConfigError, type LockLostError } from './errors';
-import type { RedlockEvents } from './events';
+import type { RedlockEvents } from './observability/events';
 import type { HeldLockInfo, LockInspection, RedlockHealth } from './inspection';
-import type { RedisNodeSpec } from './ioredis-node';
-import type { Lock, SessionLock } from './lock';
-import { LockSession, type LockScope, type SessionEnd } from './lock-session';
-import { consoleLogger } from './logger';
+import type { RedisNodeSpec } from './nodes/ioredis-node';
+import type { Lock, SessionLock } from './lease/lock';
+import { LockSession, type LockScope, type SessionEnd } from './lease/lock-session';
+import { consoleLogger } from './observability/logger';
 import { AcquireEntry } from './manager/acquire-entry';
 import { nodeAdapters, validateNodes } from './manager/node-list';
-import { LockObserver } from './manager/observer';
+import { LockObserver } from './observability/observer';
 import { assembleParts, type ManagerParts } from './manager/parts';
 import { Startup } from './manager/startup';
 import { inspectResource, nodeHealth } from './manager/status';
-import type { RedisNode } from './node';
-import type { NodeRedisClient } from './node-redis-node';
+import type { RedisNode } from './nodes/node';
+import type { NodeRedisClient } from './nodes/node-redis-node';
 import {
   resolveOptions,
   type LockOptions,
@@ -23,7 +23,7 @@ import {
   type ResolvedRedlockOptions,
 } from './options';
 import type { Resources } from './resources';
-import { evenNodesWarning } from './startup-report';
+import { evenNodesWarning } from './observability/startup-report';
 
 /** A routine run under a lock by `using()`. */
 export type LockedRoutine<T> = (lock: Lock) => Promise<T> | T;
@@ -44,7 +44,7 @@ export interface HoldSettings {
   readonly lost?: (error: LockLostError) => unknown;
 }
 
-export type { RedlockEvents } from './events';
+export type { RedlockEvents } from './observability/events';
 export { validateNodes } from './manager/node-list';
 
 /**

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { HoldSettings, HoldWork, LockLostError, LockOptions } from '../core';
-import { OutageLog } from '../core/outage-log';
+import { OutageLog } from '../core/observability/outage-log';
 import { REDLOCK_LOGGER_CONTEXT } from '../redlock.constants';
 import type { RedlockService } from '../redlock.service';
 import type { LockedMetadata } from './locked-metadata';

@@ -8,7 +8,7 @@ import type {
 } from 'nestjs-redlock';
 
 /**
- * The fair hand-off's three scripts (lib/core/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
+ * The fair hand-off's three scripts (lib/core/protocol/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
  * LEAVE_QUEUE_SCRIPT), written once over an in-memory store, for every node without Redis: the
  * testing module's {@link InMemoryRedisNode}, and the unit tests' MemoryNode and SimNode. Each
  * function is one script run: the caller applies it atomically. Arguments are read as the
@@ -118,12 +118,12 @@ export class SortedSets {
   }
 }
 
-/** The prefix of a reserved key's value (lib/core/scripts.ts RESERVATION_PREFIX). */
+/** The prefix of a reserved key's value (lib/core/protocol/scripts.ts RESERVATION_PREFIX). */
 const RESERVED = '\0r';
 
 /**
  * The suffix of the key marking a lock key as waited for outside the queues, and the name of
- * those waiters in a reservation (lib/core/scripts.ts plainMark, issue 24 item 1).
+ * those waiters in a reservation (lib/core/protocol/scripts.ts plainMark, issue 24 item 1).
  */
 const PLAIN = '\0p';
 
@@ -162,7 +162,7 @@ export function plainWait(
   return { acquired: false, pttl: store.pttl(key) };
 }
 
-/** plainMark (lib/core/scripts.ts): `key` is waited for since (server time - age). */
+/** plainMark (lib/core/protocol/scripts.ts): `key` is waited for since (server time - age). */
 export function markPlain(store: ScriptStore, key: string, wait: PlainWait): void {
   const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(wait.ageMs));
   const mark = store.get(key + PLAIN);

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { IoredisNode, type Lock } from '../../lib';
-import { fenceKeysOf } from '../../lib/core/fencing';
+import { fenceKeysOf } from '../../lib/core/quorum/fencing';
 import { delay, RecordingLogger, sharedFleet } from './helpers';
 
 /** Issue 7 item 1 and 6: quorum-issued fencing tokens on a real 5-node fleet. */

@@ -8,7 +8,7 @@ import {
   RedlockConfigError,
   RedlockModule,
 } from '../../lib';
-import { LOCK_SCRIPTS } from '../../lib/core/scripts';
+import { LOCK_SCRIPTS } from '../../lib/core/protocol/scripts';
 import { eventually, RecordingLogger, sharedFleet } from './helpers';
 
 /** Issue 6 items 1-3 and two script mutants, against real redis-server processes. */

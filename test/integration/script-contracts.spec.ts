@@ -1,13 +1,13 @@
 import { IoredisNode } from '../../lib';
-import { fenceKeysOf } from '../../lib/core/fencing';
+import { fenceKeysOf } from '../../lib/core/quorum/fencing';
 import { startFleet, type RedisFleet } from '../support/fleet';
 import { delay } from './helpers';
 
 /**
- * The node port's contract (lib/core/node.ts) as the Lua scripts and commands keep it on a real
+ * The node port's contract (lib/core/nodes/node.ts) as the Lua scripts and commands keep it on a real
  * Redis server, asked directly through the ioredis adapter: the parts the lock manager's own
  * tests cannot see on one machine (all nodes share one clock; nothing else writes the counters).
- * Each test here was written against a mutant of lib/core/scripts.ts that every other test let
+ * Each test here was written against a mutant of lib/core/protocol/scripts.ts that every other test let
  * through (issue 9 item 5; test/unit/mutation-survivors.spec.ts lists them).
  */
 describe('lock scripts on a real node (the port contract)', () => {

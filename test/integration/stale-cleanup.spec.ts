@@ -1,5 +1,5 @@
 import { Redlock } from '../../lib';
-import { ACQUIRE_SCRIPT } from '../../lib/core/scripts';
+import { ACQUIRE_SCRIPT } from '../../lib/core/protocol/scripts';
 import { startLatencyProxy, type LatencyProxy } from '../support/latency-proxy';
 import { delay, RecordingLogger, sharedFleet } from './helpers';
 

@@ -1,5 +1,5 @@
 import { LockNotAcquiredError, monotonicClock, type Clock, type RedlockOptions } from '../../lib';
-import { driftOf } from '../../lib/core/quorum';
+import { driftOf } from '../../lib/core/quorum/quorum';
 import { eventually, sharedFleet } from './helpers';
 
 describe('validity (5 real nodes)', () => {

@@ -1,5 +1,5 @@
-import { admission, floorRestore } from '../../lib/core/quarantine';
-import { evictionWarning } from '../../lib/core/server-info';
+import { admission, floorRestore } from '../../lib/core/quorum/quarantine';
+import { evictionWarning } from '../../lib/core/nodes/server-info';
 import { REAL_RULES, type ModelFacts, type Rules } from './rules';
 
 /**

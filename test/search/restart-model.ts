@@ -4,8 +4,8 @@ import {
   horizonWindow,
   nodeFacts,
   votes,
-} from '../../lib/core/standing';
-import type { RestartRule } from '../../lib/core/quarantine';
+} from '../../lib/core/membership/standing';
+import type { RestartRule } from '../../lib/core/quorum/quarantine';
 import type { Model, Step, Violation } from './explore';
 import { REAL_RULES, type ModelFacts, type Rules } from './rules';
 

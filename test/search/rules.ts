@@ -6,8 +6,8 @@ import {
   type FloorRestore,
   type NodeFacts,
   type RestartRule,
-} from '../../lib/core/quarantine';
-import { evictionWarning } from '../../lib/core/server-info';
+} from '../../lib/core/quorum/quarantine';
+import { evictionWarning } from '../../lib/core/nodes/server-info';
 
 /**
  * The decisions the restart search (restart-model.ts) drives, injected so that a mutant

@@ -1,4 +1,4 @@
-import type { KeyState, NodeHealth } from '../../lib/core/node';
+import type { KeyState, NodeHealth } from '../../lib/core/nodes/node';
 import { SimNode } from './sim-node';
 
 /**

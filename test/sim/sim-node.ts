@@ -16,11 +16,11 @@ import {
   SortedSets,
   type ScriptStore,
 } from '../../lib/testing/queue-scripts';
-import { fleetId, standingKeys } from '../../lib/core/standing';
+import { fleetId, standingKeys } from '../../lib/core/membership/standing';
 
 /** A key reserved for the waiters outside the queues (HAND_OFF_SCRIPT). */
 const PLAIN_TURN = '\0r\0p';
-/** Where a node keeps its standing (lib/core/node.ts StandingKeys, repeated structurally). */
+/** Where a node keeps its standing (lib/core/nodes/node.ts StandingKeys, repeated structurally). */
 interface StandingKeys {
   readonly horizon: string;
   readonly born: string;
@@ -28,7 +28,7 @@ interface StandingKeys {
   readonly fenced: string;
 }
 
-/** A node's standing (lib/core/node.ts NodeStanding, repeated structurally). */
+/** A node's standing (lib/core/nodes/node.ts NodeStanding, repeated structurally). */
 interface NodeStanding {
   readonly runId: string;
   readonly uptimeSeconds: number;
@@ -84,7 +84,7 @@ export interface SimNodeOptions {
   /**
    * Models the acquire script of the landed code before issue 6 item 1: a key that already holds
    * the caller's own value counts as free (its lease refreshed, a vote granted). Off by default:
-   * the current script (lib/core/scripts.ts) refuses every existing key. Only for the revert
+   * the current script (lib/core/protocol/scripts.ts) refuses every existing key. Only for the revert
    * experiment of issue 9, where a shared owner value across attempts makes this matter.
    */
   readonly ownValueIsFree?: boolean;

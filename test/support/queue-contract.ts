@@ -1,7 +1,7 @@
 import type { RedisNode } from '../../lib';
 
 /**
- * The fair hand-off scripts' contract (lib/core/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
+ * The fair hand-off scripts' contract (lib/core/protocol/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
  * LEAVE_QUEUE_SCRIPT): every reply case, written once and run against a real server
  * (test/integration/queue-scripts.spec.ts) and against each fake that implements them
  * (test/unit/queue-fakes.spec.ts: SimNode, MemoryNode, InMemoryRedisNode), so a fake the

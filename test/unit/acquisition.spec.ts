@@ -1,9 +1,9 @@
-import { retryDelay, SHARED_POLLS_PER_SECOND } from '../../lib/core/acquisition';
+import { retryDelay, SHARED_POLLS_PER_SECOND } from '../../lib/core/acquisition/acquisition';
 import {
   AttemptGate,
   MAX_ATTEMPTS_IN_FLIGHT,
   MIN_ATTEMPTS_IN_FLIGHT,
-} from '../../lib/core/attempt-gate';
+} from '../../lib/core/acquisition/attempt-gate';
 
 /** Issue 19: the pure decisions of the attempt loop (DESIGN §3.1), without Redis. */
 describe('retryDelay', () => {

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import net from 'node:net';
 import { monotonicClock } from '../../lib/core/clock';
-import { fanOut } from '../../lib/core/fan-out';
-import type { RedisNode } from '../../lib/core/node';
+import { fanOut } from '../../lib/core/nodes/fan-out';
+import type { RedisNode } from '../../lib/core/nodes/node';
 
 /**
  * A round's timeout must not beat a reply that is already in the socket: when the event loop

@@ -1,11 +1,11 @@
-import { fenceKeysOf, tokenFrom } from '../../lib/core/fencing';
+import { fenceKeysOf, tokenFrom } from '../../lib/core/quorum/fencing';
 import {
   admission,
   floorRestore,
   settledAfterMs,
   type FloorRestore,
   type NodeFacts,
-} from '../../lib/core/quarantine';
+} from '../../lib/core/quorum/quarantine';
 
 describe('fencing arithmetic', () => {
   it.each([
@@ -29,7 +29,7 @@ describe('fencing arithmetic', () => {
 });
 
 /**
- * The restart rule (lib/core/quarantine.ts), as tables: each row one survey of a 3- or 5-node
+ * The restart rule (lib/core/quorum/quarantine.ts), as tables: each row one survey of a 3- or 5-node
  * fleet (`undefined`: that node did not answer), the node decided on, and when it may vote.
  * maxTtl 10 000 ms, drift 1 %: a node is settled after 10 102 ms of uptime.
  */

@@ -1,11 +1,11 @@
 import { LockLostError, Redlock, type Lock, type RedlockOptions } from '../../lib';
-import type { RedlockLock } from '../../lib/core/lock';
+import type { RedlockLock } from '../../lib/core/lease/lock';
 import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
- * Issue 9 item 5: tests written against the mutants of lib/core/lock.ts that survived the unit
- * tests Stryker runs (`npx stryker run --mutate lib/core/lock.ts`: 121 mutants, 23 survived,
+ * Issue 9 item 5: tests written against the mutants of lib/core/lease/lock.ts that survived the unit
+ * tests Stryker runs (`npx stryker run --mutate lib/core/lease/lock.ts`: 121 mutants, 23 survived,
  * 16 without coverage before these). Each test names the mutant it kills; all run in virtual
  * time over simulated nodes, like the rest of the mutation set. The survivors left are
  * explained at the end of this file.

@@ -1,5 +1,5 @@
 import type { RedlockLogger } from '../../lib';
-import { Membership, type MembershipOptions } from '../../lib/core/membership';
+import { Membership, type MembershipOptions } from '../../lib/core/membership/membership';
 import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
@@ -8,7 +8,7 @@ import { VirtualClock } from '../sim/virtual-clock';
  * nodes), over simulated nodes in virtual time: which nodes vote, how a restart is decided on,
  * what is recorded where. The lock manager's use of it is tested in restart-safety.spec.ts.
  */
-describe('Membership (lib/core/membership.ts)', () => {
+describe('Membership (lib/core/membership/membership.ts)', () => {
   const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
   const options: MembershipOptions = {
     quarantine: true,

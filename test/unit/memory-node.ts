@@ -7,7 +7,7 @@ import type {
   QueueTicket,
   RedisNode,
   ServerInfo,
-} from '../../lib/core/node';
+} from '../../lib/core/nodes/node';
 import {
   acquireQueued,
   handOff,

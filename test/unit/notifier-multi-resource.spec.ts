@@ -1,5 +1,5 @@
 import { Redlock, type Lock, type RedisNode } from '../../lib';
-import { ReleaseNotifier } from '../../lib/core/notifier';
+import { ReleaseNotifier } from '../../lib/core/acquisition/notifier';
 import { HealthNode } from '../sim/health-node';
 import { VirtualClock } from '../sim/virtual-clock';
 

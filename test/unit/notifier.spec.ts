@@ -4,7 +4,7 @@ import {
   newReleaseId,
   ReleaseNotifier,
   type BlockedNodes,
-} from '../../lib/core/notifier';
+} from '../../lib/core/acquisition/notifier';
 
 /** A node that only subscribes: what the notifier uses of the port. */
 class ChannelNode {

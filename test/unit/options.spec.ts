@@ -8,7 +8,7 @@ import {
   type LockOptions,
 } from '../../lib';
 import type { CallSettings, ResolvedRedlockOptions } from '../../lib/core/options';
-import type { RedlockTelemetryOptions } from '../../lib/core/telemetry';
+import type { RedlockTelemetryOptions } from '../../lib/core/observability/telemetry';
 import { memoryNodes } from './memory-node';
 
 function configError(create: () => unknown): RedlockConfigError {

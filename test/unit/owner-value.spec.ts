@@ -1,4 +1,4 @@
-import { newOwnerValue, OWNER_VALUE_BYTES } from '../../lib/core/owner-value';
+import { newOwnerValue, OWNER_VALUE_BYTES } from '../../lib/core/lease/owner-value';
 import { idSource } from '../../lib/core/random';
 import { SeededRandom } from '../sim/random';
 

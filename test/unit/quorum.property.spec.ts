@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { driftOf, isDecided, quorumOf, validUntil } from '../../lib/core/quorum';
+import { driftOf, isDecided, quorumOf, validUntil } from '../../lib/core/quorum/quorum';
 
 /**
  * Issue 9 item 4: the quorum arithmetic and the early decision against brute-force oracles.

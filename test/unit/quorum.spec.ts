@@ -1,4 +1,4 @@
-import { driftOf, isDecided, quorumOf, validUntil } from '../../lib/core/quorum';
+import { driftOf, isDecided, quorumOf, validUntil } from '../../lib/core/quorum/quorum';
 
 describe('quorum arithmetic', () => {
   it('needs a strict majority', () => {

@@ -8,7 +8,7 @@ import {
 } from '../../lib';
 import { getEventListeners } from 'node:events';
 import { LockKeyConflictError } from '../../lib';
-import { KeyTypeConflict, type RedisNode } from '../../lib/core/node';
+import { KeyTypeConflict, type RedisNode } from '../../lib/core/nodes/node';
 import { HealthNode } from '../sim/health-node';
 import { horizonKey, simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';

@@ -1,4 +1,4 @@
-import { evenNodesWarning, startupLine } from '../../lib/core/startup-report';
+import { evenNodesWarning, startupLine } from '../../lib/core/observability/startup-report';
 
 /** The words a lock manager says at start (issue 25, frictions 7 and 9). */
 describe('startup words', () => {

@@ -1,5 +1,5 @@
 import { Redlock } from '../../lib';
-import { loadOtelApi } from '../../lib/core/telemetry';
+import { loadOtelApi } from '../../lib/core/observability/telemetry';
 import { MemoryNode } from './memory-node';
 
 // The optional peer is not installed: importing it fails as Node would fail it.

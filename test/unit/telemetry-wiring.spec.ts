@@ -2,7 +2,7 @@ import { metrics, trace } from '@opentelemetry/api';
 import type { DataPoint } from '@opentelemetry/sdk-metrics';
 import type { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Redlock, type RedlockOptions } from '../../lib';
-import { loadOtelApi } from '../../lib/core/telemetry';
+import { loadOtelApi } from '../../lib/core/observability/telemetry';
 import { HealthNode } from '../sim/health-node';
 import { TelemetryCapture } from '../support/telemetry-capture';
 import { VirtualClock } from '../sim/virtual-clock';

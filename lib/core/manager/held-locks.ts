@@ -1,9 +1,9 @@
-import type { AcquisitionCall, GrantedAttempt } from '../acquisition';
+import type { AcquisitionCall, GrantedAttempt } from '../acquisition/acquisition';
 import type { Clock } from '../clock';
 import { LockLostError } from '../errors';
 import type { HeldLockInfo } from '../inspection';
-import { RedlockLock, type LockDriver, type SessionLock } from '../lock';
-import type { LockObserver } from './observer';
+import { RedlockLock, type LockDriver, type SessionLock } from '../lease/lock';
+import type { LockObserver } from '../observability/observer';
 
 /** How a held lock's rounds run: supplied by the lock manager that composes the registry. */
 export interface LeaseRounds {

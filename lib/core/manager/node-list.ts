@@ -1,11 +1,11 @@
 import type { Clock } from '../clock';
 import { RedlockConfigError } from '../errors';
-import { assertUsableNodeSpec } from '../ioredis-client';
-import { IoredisNode, type RedisNodeSpec } from '../ioredis-node';
-import type { RedlockLogger } from '../logger';
-import { isRedisNode, type RedisNode } from '../node';
-import { NodeRedisNode, isNodeRedisClient, type NodeRedisClient } from '../node-redis-node';
-import { describeNodeSpec, nodeSpecName } from '../node-spec';
+import { assertUsableNodeSpec } from '../nodes/ioredis-client';
+import { IoredisNode, type RedisNodeSpec } from '../nodes/ioredis-node';
+import type { RedlockLogger } from '../observability/logger';
+import { isRedisNode, type RedisNode } from '../nodes/node';
+import { NodeRedisNode, isNodeRedisClient, type NodeRedisClient } from '../nodes/node-redis-node';
+import { describeNodeSpec, nodeSpecName } from '../nodes/node-spec';
 
 /** One entry of a lock manager's node list: a URL or ioredis options, a client, or an adapter. */
 export type NodeListEntry = RedisNodeSpec | RedisNode | NodeRedisClient;

@@ -1,20 +1,20 @@
 import { setMaxListeners } from 'node:events';
-import { AcquisitionLoop } from '../acquisition';
+import { AcquisitionLoop } from '../acquisition/acquisition';
 import type { Clock } from '../clock';
 import { RedlockConfigError } from '../errors';
-import { FairQueue } from '../fair-queue';
-import { Membership } from '../membership';
-import { fleetId, nodesWithoutMembership } from '../standing';
-import type { RedisNode } from '../node';
-import { ReleaseNotifier } from '../notifier';
+import { FairQueue } from '../acquisition/fair-queue';
+import { Membership } from '../membership/membership';
+import { fleetId, nodesWithoutMembership } from '../membership/standing';
+import type { RedisNode } from '../nodes/node';
+import { ReleaseNotifier } from '../acquisition/notifier';
 import { assertLockTtl, type ResolvedRedlockOptions } from '../options';
-import { AccessCheck } from '../permissions';
-import { quorumOf } from '../quorum';
+import { AccessCheck } from '../nodes/permissions';
+import { quorumOf } from '../quorum/quorum';
 import { idSource, type RandomSource } from '../random';
-import { extendRound, releaseRound, type RoundContext } from '../rounds';
-import { Suspicion } from '../suspicion';
+import { extendRound, releaseRound, type RoundContext } from '../acquisition/rounds';
+import { Suspicion } from '../nodes/suspicion';
 import { HeldLocks } from './held-locks';
-import type { LockObserver } from './observer';
+import type { LockObserver } from '../observability/observer';
 
 /**
  * The parts a lock manager is made of, wired together once by {@link assembleParts}. `Redlock`

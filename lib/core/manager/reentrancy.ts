@@ -1,6 +1,6 @@
 import { LockReentryError } from '../errors';
-import type { ReentrantLock } from '../lock';
-import type { LockScope } from '../lock-session';
+import type { ReentrantLock } from '../lease/lock';
+import type { LockScope } from '../lease/lock-session';
 
 /**
  * The lock the async context `scope` already holds on `names`, as a nested handle when

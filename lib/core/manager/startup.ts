@@ -1,6 +1,6 @@
 import { RedlockConfigError } from '../errors';
-import { duplicateServers, evictionWarning } from '../server-info';
-import { loadOtelApi, RedlockTelemetry } from '../telemetry';
+import { duplicateServers, evictionWarning } from '../nodes/server-info';
+import { loadOtelApi, RedlockTelemetry } from '../observability/telemetry';
 import type { ManagerParts } from './parts';
 import { raceAbort } from './race-abort';
 

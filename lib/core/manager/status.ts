@@ -1,4 +1,4 @@
-import { fanOut } from '../fan-out';
+import { fanOut } from '../nodes/fan-out';
 import {
   nodeLockState,
   type LockInspection,
@@ -6,9 +6,9 @@ import {
   type NodeLockState,
   type RedlockHealth,
 } from '../inspection';
-import { DescribedNodeError, describeNodeError } from '../node-errors';
+import { DescribedNodeError, describeNodeError } from '../nodes/node-errors';
 import { normalizeResources } from '../resources';
-import { notVotingReason } from '../startup-report';
+import { notVotingReason } from '../observability/startup-report';
 import type { ManagerParts } from './parts';
 
 /**

@@ -1,4 +1,4 @@
-import type { PubSubTransport, SubscriberConnection } from './transport';
+import type { PubSubTransport, SubscriberConnection } from '../nodes/transport';
 
 /** Channels per SUBSCRIBE / UNSUBSCRIBE command: a batch whose reply arrives in one piece. */
 const CHANNELS_PER_COMMAND = 500;

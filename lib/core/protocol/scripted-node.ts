@@ -1,5 +1,5 @@
 import { monotonicClock, type Clock } from '../clock';
-import type { RedlockLogger } from '../logger';
+import type { RedlockLogger } from '../observability/logger';
 import {
   KeyTypeConflict,
   NodeTimeoutError,
@@ -16,9 +16,9 @@ import {
   type RedisNode,
   type ServerInfo,
   type StandingKeys,
-} from '../node';
-import { DescribedNodeError } from '../node-errors';
-import { probeAccess } from '../permissions';
+} from '../nodes/node';
+import { DescribedNodeError } from '../nodes/node-errors';
+import { probeAccess } from '../nodes/permissions';
 import {
   ACQUIRED,
   acquireReply,
@@ -32,7 +32,7 @@ import {
   queuedArgs,
   standingKeys,
   standingReply,
-} from '../script-replies';
+} from './script-replies';
 import {
   ACQUIRE_FENCED_SCRIPT,
   ACQUIRE_QUEUED_SCRIPT,
@@ -47,10 +47,10 @@ import {
   RESTORE_FLOOR_SCRIPT,
   STANDING_SCRIPT,
   type LuaScript,
-} from '../scripts';
+} from './scripts';
 import { ReleaseChannels } from './release-channels';
 import { ServerIdentity } from './server-identity';
-import type { CommandArg, RedisTransport } from './transport';
+import type { CommandArg, RedisTransport } from '../nodes/transport';
 
 /** At most one "did not answer" warning per node in this interval. */
 const HUNG_WARNING_INTERVAL_MS = 10_000;

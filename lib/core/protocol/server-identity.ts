@@ -1,10 +1,10 @@
 import type { Clock } from '../clock';
-import type { RedlockLogger } from '../logger';
-import type { ServerInfo } from '../node';
-import { loadMissingScripts } from '../script-loading';
-import { isNoPermission } from '../script-replies';
-import { parseServerInfo, readServerConfig, type ServerConfig } from '../server-info';
-import type { RedisTransport } from './transport';
+import type { RedlockLogger } from '../observability/logger';
+import type { ServerInfo } from '../nodes/node';
+import { loadMissingScripts } from './script-loading';
+import { isNoPermission } from './script-replies';
+import { parseServerInfo, readServerConfig, type ServerConfig } from '../nodes/server-info';
+import type { RedisTransport } from '../nodes/transport';
 
 /**
  * Who the server behind one connection is, learnt anew on every (re)connection (DESIGN §5.7: a

@@ -1,0 +1,279 @@
+import type { Writable } from 'node:stream';
+import Redis, { type RedisOptions } from 'ioredis';
+import { monotonicClock, type Clock } from '../clock';
+import { isIoredisClient } from './ioredis-client';
+import type { RedlockLogger } from '../observability/logger';
+import { NodeTimeoutError, type RedisNode } from './node';
+import { DescribedNodeError } from './node-errors';
+import { ScriptedNode } from '../protocol/scripted-node';
+import { settleOn } from './settle-on';
+import type {
+  CommandArg,
+  ConnectionEvent,
+  PubSubTransport,
+  RedisTransport,
+  SubscriberConnection,
+  SubscriberEvents,
+} from './transport';
+
+/** How a node may be given: a `redis://` / `rediss://` URL, ioredis options, or your own client. */
+export type RedisNodeSpec = string | RedisOptions | Redis;
+
+const CORK = process.env.REDLOCK_NO_CORK === undefined;
+
+/**
+ * Options forced on clients this library creates. A lock node must fail fast: a command that
+ * waits in an offline queue, is retried across reconnects or is re-sent after one lands at a
+ * time nobody is waiting for it any more — a late SET of an abandoned attempt only blocks
+ * others until its lease expires, but a queue that grows without bound while a node is down
+ * is memory and latency we never get back.
+ */
+function failFastOptions(nodeTimeout: number): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    // The algorithm bounds each attempt by nodeTimeout already; this lets the client drop the
+    // command too, so commands to a hung node do not pile up.
+    commandTimeout: nodeTimeout,
+    // How long disconnect() waits for a socket to end before destroying it. ioredis arms this
+    // timer even for a node that is already gone (its socket closed long ago), so at the
+    // default of 2 s every shutdown with a dead node would take 2 s.
+    disconnectTimeout: nodeTimeout,
+  };
+}
+
+/**
+ * The ioredis transport ({@link RedisTransport}): commands with adaptive pipelining, ioredis'
+ * words translated, the connection's life, and a subscriber connection for release
+ * notifications. The protocol over it is {@link ScriptedNode}'s.
+ */
+export class IoredisTransport implements RedisTransport, PubSubTransport {
+  readonly name: string;
+  readonly pubsub: PubSubTransport = this;
+  private corked = false;
+  /** The subscriber connection, once opened (the node closes it through its handle). */
+  private subscriber?: Redis;
+  /** The latest connection error of a client we own, until it is ready again: why it is down. */
+  private connectError?: unknown;
+
+  constructor(
+    /** The ioredis client. */
+    readonly client: Redis,
+    /** Whether this adapter created the client (and so closes it). */
+    readonly owned: boolean,
+    /** Bound on the graceful part of `close()`. */
+    private readonly nodeTimeout: number,
+  ) {
+    this.name = nodeName(client);
+    // Only on a client we own: an error listener on a caller's client would change how their
+    // app sees its errors.
+    if (owned) client.on('error', (error: Error) => (this.connectError = error));
+    client.on('ready', () => (this.connectError = undefined));
+  }
+
+  get isReady(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  get isDown(): boolean {
+    const status = this.client.status;
+    return status === 'reconnecting' || status === 'close' || status === 'end';
+  }
+
+  get lastConnectError(): unknown {
+    return this.connectError;
+  }
+
+  get aclUser(): string {
+    return this.client.options.username ?? 'default';
+  }
+
+  /** The prefix ioredis adds to every key of this client's commands (`keyPrefix`), if any. */
+  get keyPrefix(): string {
+    const prefix = this.client.options.keyPrefix;
+    return typeof prefix === 'string' ? prefix : '';
+  }
+
+  call(command: string, args: readonly CommandArg[]): Promise<unknown> {
+    this.batch();
+    return this.client.call(command, ...args);
+  }
+
+  /** ioredis' `commandTimeout` is a timeout; anything else, in the library's words. */
+  describe(error: unknown): Error {
+    if (error instanceof Error && error.message === 'Command timed out') {
+      return new NodeTimeoutError(error.message);
+    }
+    return DescribedNodeError.of(
+      error,
+      { tls: Boolean(this.client.options.tls) },
+      this.connectError,
+    );
+  }
+
+  watch(listener: (event: ConnectionEvent) => void): void {
+    this.client.on('ready', () => listener('ready'));
+    this.client.on('close', () => listener('lost'));
+    if (this.client.status === 'ready') listener('ready');
+  }
+
+  connect(settled: (ready: boolean) => void): () => void {
+    const client = this.client;
+    if (client.status === 'end') {
+      settled(false);
+      return () => undefined;
+    }
+    const stop = settleOn(client, ['ready'], ['error', 'end'], settled);
+    // A lazyConnect client waits for its first command; with an offline queue disabled that
+    // command would fail instead, so connect it now.
+    if (client.status === 'wait') client.connect().catch(() => undefined);
+    return stop;
+  }
+
+  /** ioredis' ready check is that INFO too: it would print its warning on every reconnect. */
+  infoRefused(): void {
+    if (this.owned) this.client.options.enableReadyCheck = false;
+  }
+
+  async close(): Promise<void> {
+    if (!this.owned || this.client.status === 'end') return;
+    if (this.client.status === 'ready') {
+      // QUIT lets in-flight releases finish; a node that does not answer is cut off.
+      const quit = this.client.quit().catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>(
+        (resolve) => (timer = setTimeout(resolve, this.nodeTimeout)),
+      );
+      await Promise.race([quit, timeout]);
+      clearTimeout(timer);
+    }
+    this.client.disconnect();
+  }
+
+  /**
+   * Unlike the lock connection, the subscriber may queue while reconnecting (a SUBSCRIBE that
+   * waits does no harm).
+   */
+  openSubscriber(events: SubscriberEvents): SubscriberConnection {
+    const subscriber = (this.subscriber = this.client.duplicate({
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: null,
+      // Re-subscribed by the node on 'ready', so that each channel is confirmed by its own reply.
+      autoResubscribe: false,
+      // No command timeout (the lock connection's is nodeTimeout): a SUBSCRIBE of hundreds of
+      // channels answered late, under this process's own load, still subscribed them, but its
+      // promise rejected and they were never confirmed — thousands of waiters then polled at
+      // the shared rate for as long as they waited (issue 19). A hung node's SUBSCRIBE waits.
+      commandTimeout: undefined,
+      lazyConnect: false,
+      // ioredis' ready check is an INFO (a loading server is waited for): pointless for a
+      // subscriber, and a user refused INFO got "Skipping the ready check…" printed by ioredis
+      // for every connection (issue 25).
+      enableReadyCheck: false,
+    }));
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (channel: string, id: string) => events.message(channel, id));
+    subscriber.on('close', () => events.closed());
+    subscriber.on('ready', () => events.ready());
+    return {
+      subscribe: (channels) => subscriber.subscribe(...channels),
+      unsubscribe: (channels) => subscriber.unsubscribe(...channels),
+      close: () => subscriber.disconnect(),
+    };
+  }
+
+  /**
+   * Adaptive pipelining: the first command of a tick corks the socket and the end of the tick
+   * uncorks it, so that every command issued in the same tick (many acquisitions resumed by one
+   * batch of replies) leaves in one write, while a lone command leaves at the end of the same
+   * tick — no added event-loop turn, unlike a pipeline flushed on a timer. Off when
+   * `REDLOCK_NO_CORK` is set (for the benchmark's comparison).
+   */
+  private batch(): void {
+    if (this.corked || !CORK) return;
+    const stream = (this.client as unknown as { stream?: Writable }).stream;
+    if (stream === undefined || this.client.status !== 'ready') return;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
+}
+
+/**
+ * The ioredis adapter of the {@link RedisNode} port: the shared protocol ({@link ScriptedNode})
+ * over an {@link IoredisTransport}. Create it with {@link IoredisNode.from}.
+ */
+export class IoredisNode extends ScriptedNode {
+  /** The ioredis client. */
+  readonly client: Redis;
+  // Always there: the ioredis transport has a subscriber connection.
+  declare readonly subscribe: NonNullable<RedisNode['subscribe']>;
+  declare readonly listening: NonNullable<RedisNode['listening']>;
+
+  constructor(
+    /** The ioredis client. */
+    client: Redis,
+    /** Whether this node created the client (and so closes it). */
+    owned: boolean,
+    /** Bound on the graceful part of `close()`. */
+    nodeTimeout: number,
+    logger: RedlockLogger,
+    /** The time line the readings of INFO are dated on: the clock of the `Redlock` served. */
+    clock: Clock = monotonicClock,
+  ) {
+    super(new IoredisTransport(client, owned, nodeTimeout), { logger, clock });
+    this.client = client;
+  }
+
+  /**
+   * Creates a node from a URL, options or a client. Clients created here get fail-fast
+   * settings and a quiet error listener; a caller's client is used as it is, and any setting
+   * on it that can make commands wait is named in a warning.
+   */
+  static from(
+    spec: RedisNodeSpec,
+    nodeTimeout: number,
+    logger: RedlockLogger,
+    clock: Clock = monotonicClock,
+  ): IoredisNode {
+    if (isIoredisClient(spec)) {
+      const changes = riskySettings(spec.options, nodeTimeout);
+      if (changes.length > 0) {
+        // One line per node, saying what to change: the details are in the README.
+        logger.warn(
+          `Redis node ${nodeName(spec)}: your client can make commands wait while the node is down or hung; ` +
+            `create it with { ${changes.join(', ')} } (lock attempts stay bounded by nodeTimeout)`,
+        );
+      }
+      return new IoredisNode(spec, false, nodeTimeout, logger, clock);
+    }
+    const forced = failFastOptions(nodeTimeout);
+    const client =
+      typeof spec === 'string'
+        ? new Redis(spec, forced)
+        : new Redis({ ...spec, ...forced, commandTimeout: spec.commandTimeout ?? nodeTimeout });
+    return new IoredisNode(client, true, nodeTimeout, logger, clock);
+  }
+}
+
+/** `host:port` (or the socket path) of a client, for messages: never the URL, which may hold a password. */
+export function nodeName(client: Redis): string {
+  const { host, port, path } = client.options;
+  return path ? path : `${host ?? '127.0.0.1'}:${port ?? 6379}`;
+}
+
+/** The settings of a caller's client to change, as `name: value` to set, for the warning. */
+function riskySettings(options: RedisOptions, nodeTimeout: number): string[] {
+  const changes: string[] = [];
+  if (options.enableOfflineQueue !== false) changes.push('enableOfflineQueue: false');
+  if (options.maxRetriesPerRequest !== 0) changes.push('maxRetriesPerRequest: 0');
+  if (options.autoResendUnfulfilledCommands !== false) {
+    changes.push('autoResendUnfulfilledCommands: false');
+  }
+  if (!options.commandTimeout) changes.push(`commandTimeout: ${nodeTimeout}`);
+  return changes;
+}

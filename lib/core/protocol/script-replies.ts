@@ -1,0 +1,121 @@
+import type {
+  AcquireReply,
+  HandOffReply,
+  HandOffRequest,
+  LeaveRequest,
+  PlainWait,
+  NodeStanding,
+  QueueTicket,
+  StandingKeys,
+} from '../nodes/node';
+
+/**
+ * What the lock scripts (scripts.ts) answer, read into the node port's terms, and how Redis
+ * words the errors about them: one reading for every adapter, so two clients can never disagree
+ * on what a reply means.
+ */
+
+/** A granted acquire without fencing (shared: the hot path allocates nothing for it). */
+export const ACQUIRED: AcquireReply = Object.freeze({ acquired: true });
+
+/** ACQUIRE_SCRIPT's reply: `{1}` granted, or `{0, pttl}` of the blocking key (-1: no expiry). */
+export function acquireReply(reply: unknown): AcquireReply {
+  const [granted, pttl] = reply as [number, number?];
+  return granted === 1 ? ACQUIRED : { acquired: false, pttl: pttl ?? -1 };
+}
+
+/** ACQUIRE_FENCED_SCRIPT's reply: `{1, fence}` granted, or `{0, pttl}` of the blocking key. */
+export function fencedAcquireReply(reply: unknown): AcquireReply {
+  const [granted, figure] = reply as [number, number | string];
+  return granted === 1
+    ? { acquired: true, fence: Number(figure) }
+    : { acquired: false, pttl: Number(figure) };
+}
+
+/** Redis's answer to EVALSHA of a script it does not have cached. */
+export function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** Redis's answer when a lock key holds a value that is not a string. */
+export function isWrongType(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('WRONGTYPE');
+}
+
+/** STANDING_SCRIPT's KEYS, in its order. */
+export function standingKeys(keys: StandingKeys): string[] {
+  return [keys.horizon, keys.born, keys.floor, keys.fenced];
+}
+
+/**
+ * STANDING_SCRIPT's reply: `{run_id, uptime, marker or '', floor, fence record or '', then
+ * run_id and ms left for each horizon}`.
+ */
+export function standingReply(reply: unknown): NodeStanding {
+  const [runId, uptime, born, floor, fenced, ...filed] = reply as (string | number | null)[];
+  const text = (value: string | number | null) =>
+    value === '' || value === null || value === undefined ? undefined : String(value);
+  const horizons: Record<string, number> = {};
+  for (let i = 0; i + 1 < filed.length; i += 2) horizons[String(filed[i])] = Number(filed[i + 1]);
+  return {
+    runId: String(runId),
+    uptimeSeconds: Number(uptime),
+    born: text(born),
+    horizons,
+    floor: Number(floor),
+    fenced: text(fenced),
+  };
+}
+
+/** Redis's answer to a command the connection's ACL user may not run (`NOPERM`). */
+export function isNoPermission(error: unknown): boolean {
+  return error instanceof Error && /NOPERM/.test(error.message);
+}
+
+/** ARGV[3..7] of ACQUIRE_QUEUED_SCRIPT for a ticket (after the owner value and ttl). */
+export function queuedArgs(ticket: QueueTicket): (string | number)[] {
+  return [
+    ticket.group,
+    Math.max(0, Math.floor(ticket.ageMs)),
+    Math.ceil(ticket.keepMs),
+    ticket.queued ? '1' : '0',
+    ticket.announce ?? '',
+  ];
+}
+
+/** ARGV of HAND_OFF_SCRIPT for a request (after the holder's owner value). */
+export function handOffArgs(request: HandOffRequest): (string | number)[] {
+  const { next } = request;
+  return [
+    request.group,
+    next?.value ?? '',
+    next?.ttl ?? 0,
+    Math.max(0, Math.floor(next?.ageMs ?? 0)),
+    Math.ceil(request.leaseMs),
+    request.announce ?? '',
+  ];
+}
+
+/** The ARGV a waiting acquisition outside the queues adds to the acquire scripts. */
+export function plainWaitArgs(wait: PlainWait | undefined): (string | number)[] {
+  return wait === undefined ? [] : [Math.max(0, Math.floor(wait.ageMs)), Math.ceil(wait.keepMs)];
+}
+
+/** ARGV of LEAVE_QUEUE_SCRIPT passing a reservation on (after the group). */
+export function leaveArgs(pass: LeaveRequest): (string | number)[] {
+  return [Math.ceil(pass.leaseMs), pass.announce ?? ''];
+}
+
+/** HAND_OFF_SCRIPT's reply: 2 swapped, 1 reserved for a queued group, 3 released, 0 not ours. */
+export function handOffReply(reply: unknown): HandOffReply {
+  switch (Number(reply)) {
+    case 2:
+      return 'swapped';
+    case 1:
+      return 'reserved';
+    case 3:
+      return 'released';
+    default:
+      return 'notOurs';
+  }
+}
