@@ -30,7 +30,7 @@ export default tseslint.config(
     },
   },
   {
-    // The framework-free core must stay framework-free: DESIGN.md §3.
+    // The framework-free core must stay framework-free: docs/architecture.md §3.
     files: ['lib/core/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -39,7 +39,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@nestjs/*', 'rxjs', 'rxjs/*'],
-              message: 'lib/core is framework-free (DESIGN.md §3).',
+              message: 'lib/core is framework-free (docs/architecture.md §3).',
             },
           ],
         },

@@ -1,5 +1,5 @@
 // A fleet of local redis-server processes for benchmarks: free loopback ports, no persistence,
-// stopped by pid. Benchmarks are not tests (DESIGN §6): they only report numbers.
+// stopped by pid. Benchmarks are not tests (architecture.md §6): they only report numbers.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';

@@ -1,4 +1,4 @@
-// The public API of nestjs-redlock, and nothing else (DESIGN.md §4).
+// The public API of nestjs-redlock, and nothing else (docs/architecture.md §4).
 
 // Nest layer
 export { RedlockModule } from './redlock.module';

@@ -1,6 +1,6 @@
 // Checks the package as users get it, after `npm run build`:
 // - both builds (`require` → dist/index.js, `import` → dist/index.mjs, through the `exports` map)
-//   expose the public names DESIGN.md §4 promises, each with its own declarations, and so does
+//   expose the public names docs/architecture.md §4 promises, each with its own declarations, and so does
 //   `nestjs-redlock/testing` and `nestjs-redlock/terminus` (each built on the main entry of its
 //   own format, not a copy of it), and `nestjs-redlock/adapters` (a bundle of its own, whose
 //   errors are recognised across copies);

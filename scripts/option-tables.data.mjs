@@ -19,12 +19,12 @@ export const ROWS = [
     name: 'nodes',
     meaning:
       'the independent Redis masters: `redis://` / `rediss://` URLs, ioredis options (TLS, ACL `username`/`password` pass through), your own ioredis clients, or `RedisNode` adapters',
-    readme: '`redis://` / `rediss://` URLs, ioredis options, your ioredis or node-redis clients',
+    readme: 'URLs, ioredis options, or your ioredis / node-redis clients',
   },
   {
     name: 'ttl',
     meaning: 'lease in ms: how long the nodes keep a lock whose holder disappeared',
-    readme: 'lease in ms: how long the nodes keep a lock whose holder disappeared',
+    readme: "lease in ms: how long nodes keep a vanished holder's lock",
   },
   {
     name: 'driftFactor',
@@ -34,19 +34,18 @@ export const ROWS = [
     name: 'nodeTimeout',
     meaning:
       'bound on one command to one node, ms; at most a quarter of `ttl` (and of any per-call `ttl`)',
-    readme: 'bound on one command to one node, ms; at most a quarter of every `ttl`',
+    readme: 'bound on one command to one node, ms; ≤ a quarter of `ttl`',
   },
   {
     name: 'wait',
     meaning:
       'how long `acquire()` keeps trying, ms; `0` = one attempt; `Infinity` = until free or aborted',
-    readme:
-      'how long `acquire()` keeps trying, ms; `0` = one attempt; `Infinity` = until free or aborted',
+    readme: 'how long `acquire()` keeps trying, ms; `0`: one attempt',
   },
   {
     name: 'retryDelay',
     meaning: "base pause between attempts, ms (never past a blocking lease's known expiry)",
-    readme: 'base pause between attempts, ms (plus up to `retryJitter`, {default:retryJitter})',
+    readme: 'pause between attempts, ms (+ up to `retryJitter`, {default:retryJitter})',
   },
   {
     name: 'retryJitter',
@@ -85,8 +84,7 @@ export const ROWS = [
     name: 'maxTtl',
     meaning:
       'the longest lease of the fleet, ms (at most 24 h), **the same on every lock manager of the fleet**: a `ttl`, per-call ttl, `@Locked` ttl or `extend(ttl)` above it is refused with `RedlockConfigError`. It bounds how long a restarted node is left out; hold longer work by extending (`using()`, `@Locked`)',
-    readme:
-      "the fleet's longest lease (same on every client): a longer `ttl` or `extend()` is refused",
+    readme: "the fleet's longest lease, ms, the same on every client",
   },
   {
     name: 'trustUnidentifiedNodes',
@@ -122,8 +120,7 @@ export const ROWS = [
     name: 'awaitQuorum',
     meaning:
       'readiness at bootstrap, in ms: wait up to this long for a quorum of the nodes to answer a `PING` (as `health()` does) before the application finishes starting, and fail the bootstrap with a `RedlockError` if none did — so that an instance whose lock nodes are all unreachable is not reported ready only to fail its first locked call. `0` starts without waiting (calls fail with 503 until a quorum is back); `Infinity` waits as long as it takes',
-    readme:
-      'readiness: at bootstrap, wait up to this many ms for a quorum of nodes to answer, else fail',
+    readme: 'at bootstrap, wait this many ms for a quorum, else fail',
   },
 ];
 

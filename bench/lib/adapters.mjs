@@ -99,7 +99,7 @@ export const CONTENDERS = {
   'nestjs-redlock-nonotify': thisLibrary('nestjs-redlock (notifications off)', {
     notifications: false,
   }),
-  // Fair hand-off (issue 18, DESIGN §5.11): waiters queued on the nodes, served in order.
+  // Fair hand-off (issue 18, architecture.md §5.11): waiters queued on the nodes, served in order.
   'nestjs-redlock-fair': thisLibrary('nestjs-redlock (fair)', { fairness: 'queue' }),
   // BENCH_BASE_DIST=dir (and BENCH_BASE_COMMIT): the same library built from another commit,
   // interleaved with this one in the same run — a before/after that shares the machine's noise.

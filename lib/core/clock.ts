@@ -2,7 +2,7 @@
  * The time port of the core: the monotonic time line **and** the timers on it (round
  * timeouts, sleeps between attempts, extension schedules, expiry watches). Everything the
  * algorithm does with time goes through one object, so a simulation can drive the real code in
- * virtual time (DESIGN §6) and so that no duration is ever measured on `Date.now()`, which can
+ * virtual time (architecture.md §6) and so that no duration is ever measured on `Date.now()`, which can
  * jump backwards and make an expired lock look valid.
  */
 export interface Clock {

@@ -81,7 +81,7 @@ export class RedlockError extends Error {
    * The detailed line for logs: resource names and node addresses included (never an owner
    * value). `message` is what a caller may see — an HTTP body, an RPC answer, a queue's
    * `failedReason` and stack, which anyone with a dashboard reads — and names none of them
-   * (DESIGN §5.12); the library logs this instead, and so can you.
+   * (architecture.md §5.12); the library logs this instead, and so can you.
    */
   readonly diagnostic: string;
 
@@ -326,7 +326,7 @@ export class LockResourceError extends RedlockError {
   static override readonly [ERROR_BRAND]: string = 'LockResourceError';
 
   constructor(
-    /** What a caller may read: no template, resource name or option name (DESIGN §5.12). */
+    /** What a caller may read: no template, resource name or option name (architecture.md §5.12). */
     message: string,
     /** The rejected value. */
     readonly resource?: unknown,

@@ -81,13 +81,13 @@ export interface RedlockOptions {
   maxResourceLength?: number;
   /**
    * Issue a fencing token with every lock (`lock.fencingToken`): strictly increasing across
-   * successive holders of a resource, issued by the quorum (DESIGN §5.6). Costs one more round
+   * successive holders of a resource, issued by the quorum (architecture.md §5.6). Costs one more round
    * trip per acquisition; per call with `LockOptions.fencing`.
    * @default false
    */
   fencing?: boolean;
   /**
-   * Client-enforced delayed restarts (DESIGN §5.7, docs/guarantees.md): a node that may have lost
+   * Client-enforced delayed restarts (architecture.md §5.7, docs/guarantees.md): a node that may have lost
    * keys of locks still held (restarted without proof that its data survived) does not count
    * toward a quorum (it is still written to and released on) until every lease any client could
    * have held on it has ended — at most `maxTtl` after its restart, sooner when its peers' lease
@@ -113,14 +113,14 @@ export interface RedlockOptions {
    */
   trustUnidentifiedNodes?: boolean;
   /**
-   * Reentrancy (DESIGN §5.9): inside the async context of a held lock, a nested acquisition of
+   * Reentrancy (architecture.md §5.9): inside the async context of a held lock, a nested acquisition of
    * resources it holds proceeds at once, and only the outermost holder releases. Off: such a
    * nested acquisition fails at once with LockReentryError instead of waiting for itself.
    * @default false
    */
   reentrant?: boolean;
   /**
-   * Release notifications (DESIGN §5.8): a waiting acquisition listens on the lock key's
+   * Release notifications (architecture.md §5.8): a waiting acquisition listens on the lock key's
    * channel (one shared subscriber connection per node, opened on the first wait) and retries
    * when a release is announced; while every node confirms the subscription it does not poll
    * before the blocking lease ends. `false`: waiters poll every `retryDelay`. Releases are
@@ -129,7 +129,7 @@ export interface RedlockOptions {
    */
   notifications?: boolean;
   /**
-   * Fair hand-off (DESIGN §5.11, docs/fair-hand-off.md). `'queue'`: waiters on one resource are
+   * Fair hand-off (architecture.md §5.11, docs/fair-hand-off.md). `'queue'`: waiters on one resource are
    * served in the order they started waiting, across every process; a release wakes the next
    * waiter only, and hands the lock straight to a waiter of the releasing process when that one
    * is next (a compare-and-swap of the owner value, no release + acquire). The lock itself stays

@@ -1,5 +1,5 @@
 /**
- * The core's source of random draws (DESIGN §6): uniform numbers in [0, 1), as `Math.random`.
+ * The core's source of random draws (architecture.md §6): uniform numbers in [0, 1), as `Math.random`.
  * Every draw of the core goes through one (the retry jitter, the fair queue's jitter and, when a
  * source is given, owner values and the prefixes of release and group ids), so that a
  * simulation that injects a seeded one replays a run exactly from its seed.

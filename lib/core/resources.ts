@@ -48,7 +48,7 @@ function assertResource(resource: unknown, maxLength: number): asserts resource 
   if (resource.length * 3 > maxLength && Buffer.byteLength(resource) > maxLength) {
     const said = `A lock resource must be at most ${maxLength} bytes long`;
     const bytes = Buffer.byteLength(resource);
-    // The option's name only in the log line: a caller reads the message (DESIGN §5.12).
+    // The option's name only in the log line: a caller reads the message (architecture.md §5.12).
     throw new LockResourceError(
       `${said}, got ${bytes} bytes`,
       resource,

@@ -8,7 +8,7 @@ import {
 
 /**
  * What a caller outside HTTP learns of a `@Locked` failure: the same three answers in every
- * transport (DESIGN §5.12) — `LOCK_BUSY` (another owner holds the lock; retry after
+ * transport (architecture.md §5.12) — `LOCK_BUSY` (another owner holds the lock; retry after
  * `retryAfterMs` when known), `LOCK_UNAVAILABLE` (a quorum of lock nodes cannot be reached),
  * `LOCK_LOST` (the lock was lost while the work ran; its effects may not have been exclusive) —
  * plus `LOCK_RESOURCE_INVALID` (a template value is missing or not a scalar) and

@@ -16,7 +16,7 @@ import { answerWs } from './ws-answer';
 /**
  * The module's global exception filter (installed by `RedlockModule` unless
  * `lockErrorFilter: false`): the same answers for a busy lock, an outage and a lost lock in
- * every transport (DESIGN §5.12), also when the lock was taken by a `@Locked` provider method
+ * every transport (architecture.md §5.12), also when the lock was taken by a `@Locked` provider method
  * deeper in the call (a CQRS command handler called from a controller), whose typed error would
  * otherwise be a 500 / "Internal server error" logged with a stack:
  * - HTTP (Express, Fastify): 409 + `Retry-After` / 503 / 500 (400 for a bad template value);

@@ -27,7 +27,7 @@ export type { LockedCallErrorMapper } from './locked-call-failure';
  * One call of a `@Locked` handler through `LockedInterceptor`: run the handler chain
  * (`next.handle()`), which runs the guards' successors, the pipes and then the method; the
  * method's wrapper takes the lock through this call's {@link LockedCallToken} — named from what
- * the handler receives, after its pipes (DESIGN §5.10: `{id}` bound with `ParseIntPipe` makes
+ * the handler receives, after its pipes (architecture.md §5.10: `{id}` bound with `ParseIntPipe` makes
  * `/stock/042` and `/stock/42` one lock) — and runs the method in the lock's scope. This call
  * releases **when the handler's work has stopped** — which is not when our subscriber
  * unsubscribed — and never before the method's own Promise settled.

@@ -34,7 +34,7 @@ const PARAM_TYPES: Readonly<Record<string, Partial<Record<TemplateSource, number
 };
 
 /**
- * What a handler call received, for the templates of its `@Locked` (DESIGN §5.10: `{id}` locks
+ * What a handler call received, for the templates of its `@Locked` (architecture.md §5.10: `{id}` locks
  * the id the handler receives — `@Param('id', ParseIntPipe)` makes `/stock/042` and `/stock/42`
  * one lock). Read from the arguments Nest passed the method, after guards and pipes, and from
  * the route-argument metadata of the handler's class and method. Custom parameter decorators

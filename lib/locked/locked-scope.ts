@@ -9,7 +9,7 @@ export type AnyMethod = (this: unknown, ...args: unknown[]) => unknown;
 /**
  * A handler call that `LockedInterceptor` locks, as the method wrapper finds it in the call's
  * async scope: Nest invokes the method after guards and pipes, with the arguments the handler
- * receives, so that is where its lock is named and taken (DESIGN §5.10: one meaning per
+ * receives, so that is where its lock is named and taken (architecture.md §5.10: one meaning per
  * template). The interceptor keeps what only it can do: mapping errors with the execution
  * context, watching the client, and holding the lock until the result's body has ended.
  *

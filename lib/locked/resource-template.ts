@@ -205,7 +205,7 @@ function renderPlaceholder(
   }
   if (missing) {
     // The template and the placeholder only in the log line: the message is what a caller (an
-    // HTTP client, a queue's dashboard) may read (DESIGN §5.12).
+    // HTTP client, a queue's dashboard) may read (architecture.md §5.12).
     throw new LockResourceError(
       'A value the lock is named from is missing',
       undefined,

@@ -56,7 +56,7 @@ export class InMemoryRedisNode implements RedisNode {
 
   /**
    * One process's memory, never restarted under a lock: it reads as a durable server, so the
-   * lock manager's restart detection (DESIGN §5.7) admits it at once.
+   * lock manager's restart detection (architecture.md §5.7) admits it at once.
    */
   readonly serverInfo: ServerInfo;
 

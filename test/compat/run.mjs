@@ -15,7 +15,7 @@
 //   an Apollo GraphQL resolver, a socket.io gateway. Each cell: 50 concurrent decrements over
 //   both instances (never oversold, no overlapping critical sections), then what a caller
 //   receives for a busy lock and for a majority of hung lock nodes, from a @Locked handler and
-//   from a @Locked provider method (or command handler) under a plain one (DESIGN §5.12: code
+//   from a @Locked provider method (or command handler) under a plain one (architecture.md §5.12: code
 //   and status per transport, neither the resource nor a node named, busy not logged as an
 //   error). transports-cron: a @Cron job every second on both instances, one firing 250 ms late
 //   (a clock behind), runs once per tick with onBusy 'skip'. transports-bullmq: processors on
@@ -23,7 +23,7 @@
 //   once; an outage fails it; onBusy 'skip' fails the bootstrap). Their specs run on node:test
 //   (no test runner to install).
 //
-// - docs-nest11-cjs, docs-nest12-esm: the docs' examples (DESIGN §7, issue 25): every TypeScript
+// - docs-nest11-cjs, docs-nest12-esm: the docs' examples (architecture.md §7, issue 25): every TypeScript
 //   block of README.md and docs/ compiled with emit, by scripts/check-doc-examples.js --app, in a
 //   Nest 11 CLI app (CommonJS) and a Nest 12 CLI app (ESM, NodeNext), each with the scaffold's
 //   tsconfig and TypeScript and the packages the examples import; then the headline examples

@@ -15,7 +15,7 @@ import { Locked, RedlockModule } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
 
 /**
- * One meaning per template (DESIGN §5.10, issue 17 item 1): `@Locked('stock:{id}')` locks the
+ * One meaning per template (architecture.md §5.10, issue 17 item 1): `@Locked('stock:{id}')` locks the
  * id the handler receives, after its pipes. `/stock/042` and `/stock/42` are one item to a
  * handler that binds `@Param('id', ParseIntPipe)`, so they must take one lock; plain (non-async)
  * handlers keep working, also with `{args.N}`; the lock is taken after guards.

@@ -38,7 +38,7 @@ const nodesOf = (response: Response) => response.body.inspection.nodes as NodeSt
 
 /**
  * The inspection of `resource` once `settled` holds for it, or the last one after 5 s. An acquire
- * or a release resolves once a quorum answered (DESIGN §5.3, issue 6 item 17): the writes to the
+ * or a release resolves once a quorum answered (architecture.md §5.3, issue 6 item 17): the writes to the
  * other nodes may still be on their way when the next request asks, on other connections, what
  * every node holds (a loaded CI run saw 4 of 5 nodes locked). They land within a round, so the
  * test asks again instead of asserting on the first answer.

@@ -46,7 +46,7 @@ describe('stock API when lock nodes are down (5 lock nodes)', () => {
   it('nodes back: the locked endpoints work again', async () => {
     await Promise.all([0, 1, 2].map((i) => cluster.locks.nodes[i].restart()));
     // The apps' clients reconnect in the background. The restarted nodes lost their data, so
-    // they vote again only once every lease recorded on their peers has ended (DESIGN §5.7): at
+    // they vote again only once every lease recorded on their peers has ended (architecture.md §5.7): at
     // most two of the apps' 10 s ttls after the last attempt of the previous test.
     const deadline = performance.now() + 30_000;
     let status = 0;

@@ -29,7 +29,7 @@ import { startFleet, type RedisFleet } from '../support/fleet';
 import { releasePort, reservePort } from '../support/ports';
 
 /**
- * What a caller sees of a busy lock and of an outage, in every transport (DESIGN §5.12, issue 17
+ * What a caller sees of a busy lock and of an outage, in every transport (architecture.md §5.12, issue 17
  * item 2): HTTP 409 + Retry-After / 503 on Express and Fastify; RPC (TCP microservice), WebSocket
  * (socket.io gateway, with the ack) and GraphQL (Apollo) `{ code: 'LOCK_BUSY' |
  * 'LOCK_UNAVAILABLE', retryAfterMs? }` — also when the lock is taken by a `@Locked` provider

@@ -3,7 +3,7 @@ import type { AcquiredEvent, AttemptFailedEvent, Lock, Redlock } from '../../lib
 import { rawClient, sharedFleet } from './helpers';
 
 /**
- * Issue 18 item 1, fair hand-off (DESIGN §5.11): waiters are served in the order they started
+ * Issue 18 item 1, fair hand-off (architecture.md §5.11): waiters are served in the order they started
  * waiting across lock managers (each its own group, as separate processes are), a release hands
  * the lock to a waiter of its own manager without an attempt when that waiter is next, and a
  * group that died while queued costs the queue one reservation's lease, no more.

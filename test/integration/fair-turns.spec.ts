@@ -4,7 +4,7 @@ import { startLatencyProxy, type LatencyProxy } from '../support/latency-proxy';
 import { rawClient, sharedFleet } from './helpers';
 
 /**
- * Issue 24 items 1, 2 and 2b (DESIGN §5.11): every acquisition takes a turn, a waiter that
+ * Issue 24 items 1, 2 and 2b (architecture.md §5.11): every acquisition takes a turn, a waiter that
  * leaves passes its turn on, and a hand-off never idles.
  */
 describe('fair turns (5 nodes)', () => {

@@ -3,7 +3,7 @@ import { Redlock, type RedlockOptions } from '../../lib';
 import { RecordingLogger, sharedFleet } from './helpers';
 
 /**
- * Issue 24 item 3 (DESIGN §5.11: "the uncontended path pays nothing for the queue"): an
+ * Issue 24 item 3 (architecture.md §5.11: "the uncontended path pays nothing for the queue"): an
  * uncontended acquire + release cycle with `fairness: 'queue'` sends the nodes no more commands
  * than one with `fairness: 'off'`, counted by the servers themselves (`INFO commandstats`, which
  * also counts every command a script runs). Before: the fair release read the queue (`ZRANGE`) on
@@ -66,7 +66,7 @@ describe('an uncontended fair cycle costs what a plain one does (5 nodes)', () =
       return redlock;
     };
     // A long lease: restart detection records its lease horizons again only after most of a
-    // lease (DESIGN §5.7), so no record falls inside the cycles counted, however slow the machine.
+    // lease (architecture.md §5.7), so no record falls inside the cycles counted, however slow the machine.
     const plain = await perCycle(await manager({ fairness: 'off', ttl: 60_000 }), 'cost:plain');
     const fair = await perCycle(await manager({ fairness: 'queue', ttl: 60_000 }), 'cost:fair');
     if (process.env.FAIR_REPORT) {

@@ -39,7 +39,7 @@ describe('an acquisition failing as held after a partial grant does not wake its
 
   /**
    * Connects and takes a lock once while every node is up, so that every node is admitted to
-   * vote (DESIGN §5.7: a node is stamped by a manager that saw its peers); node 2 dies after.
+   * vote (architecture.md §5.7: a node is stamped by a manager that saw its peers); node 2 dies after.
    */
   const warmUp = async (redlock: Redlock) => {
     await redlock.ready();

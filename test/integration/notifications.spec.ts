@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { LockNotAcquiredError, type Redlock } from '../../lib';
 import { delay, eventually, sharedFleet, timed } from './helpers';
 
-/** Issue 8 item 6: release notifications (DESIGN §5.8) on real nodes. Functional, not timing. */
+/** Issue 8 item 6: release notifications (architecture.md §5.8) on real nodes. Functional, not timing. */
 /** Counts the failed attempts of a lock manager (its `attemptFailed` events). */
 function countAttempts(redlock: Redlock): () => number {
   let failed = 0;

@@ -4,7 +4,7 @@ import { managers, occupy, secondHolders, spread, vacate } from './restart-findi
 /**
  * Issue 23, finding 1: two services share a Redis node. Fleet X = [a, b, c] and fleet Y =
  * [c, d, e], both with the default keyPrefix, so c carries what each fleet's lock managers write
- * about it. A fleet must be unaffected by another fleet that shares a node (DESIGN §5.7).
+ * about it. A fleet must be unaffected by another fleet that shares a node (architecture.md §5.7).
  */
 describe('finding 1: two fleets share a node (5 real nodes, no persistence)', () => {
   let fleet: RedisFleet;

@@ -7,7 +7,7 @@ import { managers, nodeName, occupy, secondHolders, vacate } from './restart-fin
  * while both its peers are paused (nothing is lost on them); a lock manager with a short lease,
  * which never touches resource r, looks at the node while it cannot ask the peers, and admits it
  * after its own short lease. No lock manager may act on a claim written with less knowledge than
- * its decision needs (DESIGN §5.7): a new instance must not take r while r's lease is valid.
+ * its decision needs (architecture.md §5.7): a new instance must not take r while r's lease is valid.
  */
 describe('finding 2: an admission decided without the peers (3 real nodes, no persistence)', () => {
   let fleet: RedisFleet;

@@ -5,7 +5,7 @@ import { managers, occupy, secondHolders, vacate } from './restart-findings';
  * Issue 23, finding 3: "durable" was read from the configuration, not from the data. Every node
  * runs `appendonly yes` + `appendfsync always`; c restarts without its files (a container
  * without its volume, a rescheduled pod): same configuration, no data. Durability is proven by
- * the node's data surviving the restart, never by its configuration (DESIGN §5.7).
+ * the node's data surviving the restart, never by its configuration (architecture.md §5.7).
  */
 describe('finding 3: a durable configuration over lost data (3 real nodes, appendfsync always)', () => {
   let fleet: RedisFleet;

@@ -8,7 +8,7 @@ import { attempt, managers, nodeName, occupy, vacate } from './restart-findings'
  * restarts without persistence while another is unreachable (paused: nothing is lost on it). The
  * restarted node was admitted with the fence floor of the one peer that answered, and the next
  * token was lower than the last one issued. A node whose fence floor could not be restored from
- * enough peers takes no part in fenced acquisitions until it can (DESIGN §5.6).
+ * enough peers takes no part in fenced acquisitions until it can (architecture.md §5.6).
  *
  * Every node here runs on one machine, so tokens seeded from the nodes' clocks (TIME in µs) rise
  * with it. A node whose clock runs ahead is what makes the last token high: b's counter for r is

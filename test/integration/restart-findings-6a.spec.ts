@@ -6,7 +6,7 @@ import { attempt, managers, spread } from './restart-findings';
  * Issue 23, finding 6 (a): a healthy fleet shut itself out. Lock managers started together on a
  * flushed fleet quarantined every node for two ttls (20 s with the defaults), and with 16
  * managers every first lock was refused. Nothing restarted and no lease could have been lost: a
- * wait that protects no lease is a liveness bug (DESIGN §5.7).
+ * wait that protects no lease is a liveness bug (architecture.md §5.7).
  *
  * What sets it off on 0cce7fe is a standing read that does not answer within its second while
  * the managers start (a busy machine — the issue's runs — or a node that stalls): the managers

@@ -10,7 +10,7 @@ import { attempt, managers, type Managed } from './restart-findings';
  *     lock managers: 20 s quarantines logged as "may have lost keys of locks still held
  *     (restarted without its data)", though no node restarted.
  * A fully restarted fleet, a flushed fleet, and managers starting together are usable at once
- * (DESIGN §5.7).
+ * (architecture.md §5.7).
  */
 describe('finding 6b-c: a fleet restarted or flushed as a whole (3 real nodes, no persistence)', () => {
   let fleet: RedisFleet;

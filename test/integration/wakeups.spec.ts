@@ -11,7 +11,7 @@ function countAttempts(redlock: Redlock): () => number {
 }
 
 /**
- * Issue 16: wake-ups that reach the waiter that can use them (DESIGN §5.8), on real nodes —
+ * Issue 16: wake-ups that reach the waiter that can use them (architecture.md §5.8), on real nodes —
  * behind a multi-resource waiter (defect 8), for each key of a multi-resource release (a
  * surviving mutant), through callers' ioredis clients with a `keyPrefix` (defect 9) — and a
  * subscription confirmed only by its own SUBSCRIBE reply (a surviving mutant).

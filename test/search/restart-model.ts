@@ -10,7 +10,7 @@ import type { Model, Step, Violation } from './explore';
 import { REAL_RULES, type ModelFacts, type Rules } from './rules';
 
 /**
- * The restart-admission protocol (DESIGN §5.7, issue 23 deliverable 5) as an explicit-state
+ * The restart-admission protocol (architecture.md §5.7, issue 23 deliverable 5) as an explicit-state
  * model whose every decision is the library's own code (rules.ts): lock managers survey nodes,
  * admit them, record lease horizons, acquire, extend and release one resource `r`, while nodes
  * restart (keeping or losing their data), evict, and time passes in whole seconds (ticks).
@@ -36,7 +36,7 @@ import { REAL_RULES, type ModelFacts, type Rules } from './rules';
  *   records, acquire, fencing phase 2, release of a failed attempt): the nodes an attempt does not
  *   reach are chosen per attempt (`reach`), which stands for every node failure during it;
  * - node clocks agree (drift is exercised by the rule's own margins only); the fencing phase 1
- *   ignores the server's TIME (monotonicity must not rest on it, DESIGN §5.6);
+ *   ignores the server's TIME (monotonicity must not rest on it, architecture.md §5.6);
  * - the assumption (docs/guarantees.md): no two nodes of a fleet start without their data within
  *   maxTtl of each other, and no node of F loses its fence floor while another's is still lost.
  *

@@ -32,7 +32,7 @@ interface Waiting {
   freeSince?: number;
   /**
    * The keys became free during its first attempt, before it subscribed: a release announced
-   * then is missed by design (DESIGN §5.8: it costs a retry delay), so that stretch is not held
+   * then is missed by design (architecture.md §5.8: it costs a retry delay), so that stretch is not held
    * against it.
    */
   excused?: boolean;

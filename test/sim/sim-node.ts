@@ -143,7 +143,7 @@ export class SimNode implements RedisNode {
   identifyAs?: ServerInfo;
   /** How many more `identify()` calls fail (a busy server timing INFO out). */
   identifyFailures = 0;
-  /** This server's clock minus the virtual clock (ms): node clocks differ (DESIGN §5.6). */
+  /** This server's clock minus the virtual clock (ms): node clocks differ (architecture.md §5.6). */
   clockOffsetMs = 0;
   /** Commands applied, by operation. */
   readonly applied = {

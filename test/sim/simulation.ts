@@ -78,7 +78,7 @@ export interface SimWait {
  *   in a fleet that is itself young;
  * - `extension`: leases lengthened by `extend()` past the ttl, then restarts;
  * - `clock-skew`: node clocks hours apart, counters lost on restart (fencing always on).
- * - `fair`: fair hand-off (DESIGN §5.11, issue 18): most lock managers wait in the nodes' queues
+ * - `fair`: fair hand-off (architecture.md §5.11, issue 18): most lock managers wait in the nodes' queues
  *   (`fairness: 'queue'`, several clients per manager so that a release hands the lock to a
  *   waiter of its own process), beside managers with fairness off on the same keys; one hot
  *   resource; the queue nemesis (queues dropped, dead groups put at their head, keys reserved
@@ -183,7 +183,7 @@ async function run(
   );
   const mixed = is('durable-mix');
   const durable = nodes.map(() => mixed && rng.chance(0.5));
-  // The one case outside the guarantee (DESIGN §5.7): a majority of the nodes losing their data
+  // The one case outside the guarantee (architecture.md §5.7): a majority of the nodes losing their data
   // within one horizon. The safe mode lets at most N - quorum nodes ever lose data.
   const quorum = Math.floor(nodeCount / 2) + 1;
   const mayLoseData = nodes.map(() => false);

@@ -11,7 +11,7 @@ interface VirtualTimer {
 export const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Virtual time for the core (DESIGN §6): `now()` moves only when a test says so, and the core's
+ * Virtual time for the core (architecture.md §6): `now()` moves only when a test says so, and the core's
  * timers (round timeouts, sleeps, extension schedules, expiry watches) fire in time order as it
  * moves, with every promise continuation run in between. The same code as in production runs,
  * deterministically, in microseconds of real time.

@@ -1,5 +1,5 @@
 /**
- * The real-Redis test fleet (DESIGN.md §6): N independent Redis nodes on loopback ports, with
+ * The real-Redis test fleet (docs/architecture.md §6): N independent Redis nodes on loopback ports, with
  * real faults (SIGKILL, SIGSTOP, restart without persistence). Integration and e2e tests import
  * only this module (and `latency-proxy`); the backends are details behind {@link startFleet}.
  *

@@ -5,7 +5,7 @@ import {
   MIN_ATTEMPTS_IN_FLIGHT,
 } from '../../lib/core/acquisition/attempt-gate';
 
-/** Issue 19: the pure decisions of the attempt loop (DESIGN §3.1), without Redis. */
+/** Issue 19: the pure decisions of the attempt loop (architecture.md §3.1), without Redis. */
 describe('retryDelay', () => {
   const settings = { retryDelay: 100, retryJitter: 50 };
 

@@ -3,7 +3,7 @@ import { PubSubSimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
- * FairQueue (lib/core/acquisition/fair-queue.ts, DESIGN §5.11) in virtual time over simulated nodes with
+ * FairQueue (lib/core/acquisition/fair-queue.ts, architecture.md §5.11) in virtual time over simulated nodes with
  * pub/sub and the scripts' semantics (lib/testing/queue-scripts.ts): the costs the design
  * promises, measured exactly.
  */

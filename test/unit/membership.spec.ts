@@ -4,7 +4,7 @@ import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
- * The membership part of the core on its own (DESIGN §3: what the lock manager knows about its
+ * The membership part of the core on its own (architecture.md §3: what the lock manager knows about its
  * nodes), over simulated nodes in virtual time: which nodes vote, how a restart is decided on,
  * what is recorded where. The lock manager's use of it is tested in restart-safety.spec.ts.
  */

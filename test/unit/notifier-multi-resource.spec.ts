@@ -21,7 +21,7 @@ class ChannelNode {
 }
 
 /**
- * Issue 16 defect 8 (DESIGN §5.8): a release wakes a waiter that can use it. A waiter for more
+ * Issue 16 defect 8 (architecture.md §5.8): a release wakes a waiter that can use it. A waiter for more
  * resources than were released must not absorb the wake-up of one that needs only those: the
  * latter, a confirmed listener that stopped polling, would sleep until the old lease ends.
  */

@@ -32,7 +32,7 @@ class ChannelNode {
   }
 }
 
-/** Issue 8: the wake-up policy of release notifications (DESIGN §5.8), without Redis. */
+/** Issue 8: the wake-up policy of release notifications (architecture.md §5.8), without Redis. */
 describe('release notifier', () => {
   let nodes: ChannelNode[];
   let notifier: ReleaseNotifier;

@@ -160,7 +160,7 @@ type Same<A, B> =
 
 /**
  * The option types are derived (Pick / Omit / Required) instead of redeclared (issue 26). Their
- * shapes are a public contract (DESIGN §4): these are the shapes as they were written out before
+ * shapes are a public contract (architecture.md §4): these are the shapes as they were written out before
  * the derivation, checked by the compiler (ts-jest type-checks the spec).
  */
 describe('derived option types keep their shapes', () => {

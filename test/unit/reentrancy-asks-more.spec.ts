@@ -3,7 +3,7 @@ import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
- * Issue 16 defect 10 (DESIGN §5.9, last paragraph): a nested call that asks for something the
+ * Issue 16 defect 10 (architecture.md §5.9, last paragraph): a nested call that asks for something the
  * outer lock does not have gets it or an error (LockReentryError), never silently less.
  */
 describe('a nested reentrant call that asks for more than the outer lock has (virtual time)', () => {

@@ -3,7 +3,7 @@ import { simNodes, type SimNode } from '../sim/sim-node';
 import { VirtualClock } from '../sim/virtual-clock';
 
 /**
- * Issue 16 defect 6 (DESIGN §5.9, last paragraph): a nested reentrant handle never outlives the
+ * Issue 16 defect 6 (architecture.md §5.9, last paragraph): a nested reentrant handle never outlives the
  * lock it borrows. Work started inside a locked call without being awaited (fire-and-forget)
  * takes a nested handle; when the outer holder ends, that handle is told, and a nested using()
  * still running reports the loss instead of a success.

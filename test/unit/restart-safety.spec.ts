@@ -5,7 +5,7 @@ import { VirtualClock } from '../sim/virtual-clock';
 /**
  * Issue 16 defects 1-5: the holes a second review found in delayed restarts and fencing, each
  * reproduced here in virtual time over simulated nodes (the same scenarios run on real
- * redis-server processes in test/integration/restart-safety.spec.ts). The invariant (DESIGN
+ * redis-server processes in test/integration/restart-safety.spec.ts). The invariant (architecture.md
  * §5.7): a node that may have lost keys counts toward no quorum until every lease that any
  * client could have held on it has ended — also for a client started after the restart.
  */

@@ -44,7 +44,7 @@ export interface AcquisitionCall {
   readonly giveUpAt: number;
   /** Its OpenTelemetry trace, when something records it. */
   readonly trace?: AcquireTrace;
-  /** Its place in a fair queue (DESIGN §5.11), when it waits in one. */
+  /** Its place in a fair queue (architecture.md §5.11), when it waits in one. */
   readonly seat?: QueueSeat;
 }
 
@@ -77,11 +77,11 @@ export interface AcquisitionParts {
   readonly clock: Clock;
   readonly round: RoundContext;
   readonly nodeTimeout: number;
-  /** Resolves once every voter's lease horizon covers `ttl` (membership, DESIGN §5.7). */
+  /** Resolves once every voter's lease horizon covers `ttl` (membership, architecture.md §5.7). */
   readonly cover: (ttl: number) => Promise<void> | undefined;
   /**
    * The earliest time (monotonic ms) a quorum may vote, as restart detection knows
-   * (membership, DESIGN §5.7); absent: always now.
+   * (membership, architecture.md §5.7); absent: always now.
    */
   readonly quorumAt?: () => number;
   /** Release notifications, unless turned off: the notify strategy; without, the poll strategy. */
@@ -100,7 +100,7 @@ export interface AcquisitionParts {
 }
 
 /**
- * The attempt loop of one lock manager (DESIGN §5.1–5.2, §5.8; issue 18 item 3): attempts, with
+ * The attempt loop of one lock manager (architecture.md §5.1–5.2, §5.8; issue 18 item 3): attempts, with
  * a waiting strategy between them, through an {@link AttemptGate} that bounds the rounds in
  * flight. Composed by `Redlock`, which keeps what comes before (reentrancy, telemetry, the first
  * connection) and what a lock is once granted.
@@ -167,13 +167,13 @@ export class AcquisitionLoop {
       // would only delay the 503. A node that reconnects makes the next call wait again.
       const down = knownDown(nodes);
       if (nodes.length - down < quorum) throw allDown(names, attempts - 1, nodes);
-      // Restarted nodes that do not count yet (DESIGN §5.7) leave no quorum until after this
+      // Restarted nodes that do not count yet (architecture.md §5.7) leave no quorum until after this
       // call gives up: say so now, with when to come back, rather than after the whole wait.
       const quorumAt = this.parts.quorumAt?.() ?? -Infinity;
       if (quorumAt > giveUpAt && quorumAt > clock.now() && Number.isFinite(quorumAt)) {
         throw quarantined(names, attempts - 1, nodes, quorumAt - clock.now());
       }
-      // A fresh owner value per attempt (DESIGN §5.1): the cleanup of a failed attempt, however
+      // A fresh owner value per attempt (architecture.md §5.1): the cleanup of a failed attempt, however
       // late a node applies it, can then never delete a key that a later attempt counted.
       const value = newOwnerValue(this.parts.random);
       let listening = false;
@@ -191,7 +191,7 @@ export class AcquisitionLoop {
       }
       let result: AttemptResult | undefined;
       try {
-        // No node's vote counts for a lease its recorded horizon does not cover (DESIGN §5.7).
+        // No node's vote counts for a lease its recorded horizon does not cover (architecture.md §5.7).
         // Inside the gate: thousands of calls at once must not all wait on one record and then
         // send their rounds in one burst.
         const covering = this.parts.cover(settings.ttl);

@@ -22,7 +22,7 @@ import { idSource } from '../random';
 export type { FairQueueParts } from './queue-line';
 
 /**
- * Fair hand-off (DESIGN §5.11; docs/fair-hand-off.md): waiters on one key are served in the
+ * Fair hand-off (architecture.md §5.11; docs/fair-hand-off.md): waiters on one key are served in the
  * order they started waiting, across processes, and a release hands the lock to a waiter of its
  * own process without a release + acquire when that waiter is next.
  *
@@ -115,7 +115,7 @@ export class FairQueue {
   }
 
   /**
-   * A lock of a line ended (DESIGN §5.11): released — its release hands it on, nothing to do
+   * A lock of a line ended (architecture.md §5.11): released — its release hands it on, nothing to do
    * here — or lost: nothing will hand it on, so the next local waiter attempts.
    */
   ended(lock: RedlockLock): void {
@@ -141,7 +141,7 @@ export class FairQueue {
     if (lock.lostReason === undefined && line.holder === undefined && !line.head) {
       next = line.waiters.shift();
     }
-    // The successor's lease is counted only where the horizon covers it (DESIGN §5.7). When the
+    // The successor's lease is counted only where the horizon covers it (architecture.md §5.7). When the
     // horizon must be recorded first, no swap: waiting for that round as well would make this
     // release last longer than one round (§5.3; the fair simulation found releases of up to
     // three rounds: cover, swap, the failed swap's cleanup). The key is handed on as with no

@@ -67,7 +67,7 @@ interface Waiter {
   /** Ends a sleep in progress (never a later one) once it is sure to hear every release. */
   readonly listens?: () => void;
   /**
-   * A waiter in a fair queue (DESIGN §5.11) hears every node's every message itself and decides
+   * A waiter in a fair queue (architecture.md §5.11) hears every node's every message itself and decides
    * when to try: it is never woken by {@link ReleaseNotifier.announce}.
    */
   readonly hear?: (notice: Notice) => void;
@@ -93,7 +93,7 @@ interface Channel {
 }
 
 /**
- * Release notifications (DESIGN §5.8): waiters retry when a release is announced instead of at
+ * Release notifications (architecture.md §5.8): waiters retry when a release is announced instead of at
  * their next poll. One subscription per channel and node, shared by every waiter of this lock
  * manager and dropped with the last one; the nodes' adapters share one subscriber connection.
  *
@@ -104,7 +104,7 @@ interface Channel {
  * this process goes; across processes, the first attempt to reach a quorum wins). A waiter for
  * more resources than the release freed may not be able to use it (the others may still be
  * held): it is woken too, in its turn, but it does not absorb the wake-up — the walk goes on to
- * the first waiter that needs only what was released (DESIGN §5.8), which would otherwise sleep
+ * the first waiter that needs only what was released (architecture.md §5.8), which would otherwise sleep
  * until the old lease ends if it no longer polls. So a release costs at most one attempt per
  * waiter for more ahead of it, plus one. A waiter is woken only by a release that can change what
  * its last attempt met (issue 24, {@link BlockedNodes}): never by its own cleanup, so whatever the
@@ -160,7 +160,7 @@ export class ReleaseNotifier {
         waiter.blocked = result;
         // Woken by a release and still blocked: the release may yet be of use to a waiter that
         // needs less than this one (what this one met held may be what it does not need: a
-        // waiter for more must not absorb the wake-up of one that needs only those, DESIGN
+        // waiter for more must not absorb the wake-up of one that needs only those, architecture.md
         // §5.8). Never to one that needs all this one did: it would meet the same keys.
         if (woke !== undefined && result !== undefined) this.announce(woke, waiter);
         // What came while that attempt was out (to it, or owed on its channels while it was the

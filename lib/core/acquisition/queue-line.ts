@@ -25,7 +25,7 @@ export interface FairQueueParts {
   /** How long a reservation for the next group lasts (`handOffLease`). */
   readonly leaseMs: number;
   readonly retryJitter: number;
-  /** Resolves once every voter's lease horizon covers `ttl` (membership, DESIGN §5.7). */
+  /** Resolves once every voter's lease horizon covers `ttl` (membership, architecture.md §5.7). */
   readonly cover: (ttl: number) => Promise<void> | undefined;
   /** Builds the lock of a granted attempt (or hand-off) and counts it as held. */
   readonly hold: (call: AcquisitionCall, value: string, result: GrantedAttempt) => RedlockLock;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 /*
  * What release announcements say, and the words a waiter and the notifier (notifier.ts) share:
  * release ids, the order in which announcements are heard, a fair-queue notice, and a waiter's
- * registration (DESIGN §5.8, §5.11).
+ * registration (architecture.md §5.8, §5.11).
  */
 
 /** This process's prefix of release ids: random, so that two processes never share an id. */
@@ -11,7 +11,7 @@ const RELEASE_ID_PREFIX = randomBytes(6).toString('base64url');
 let releaseSeq = 0;
 
 /**
- * A new id for one release, announced by every node it reaches (DESIGN §5.8): a waiter counts
+ * A new id for one release, announced by every node it reaches (architecture.md §5.8): a waiter counts
  * a release once however many nodes announce it. Not a secret (unlike an owner value).
  */
 export function newReleaseId(): string {

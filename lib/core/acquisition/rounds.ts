@@ -22,7 +22,7 @@ export interface RoundContext {
   readonly nodeTimeout: number;
   readonly driftFactor: number;
   readonly clock: Clock;
-  /** Announce releases to waiters (release notifications, DESIGN §5.8). */
+  /** Announce releases to waiters (release notifications, architecture.md §5.8). */
   readonly notify: boolean;
   /** A new release id (notifier.ts `newReleaseId`, unless a random source was injected). */
   readonly releaseId?: () => string;
@@ -74,19 +74,19 @@ const isAcquired = (reply: NodeReply<AcquireReply>) => reply.kind === 'ok' && re
 const isHeld = (reply: NodeReply<AcquireReply>) => reply.kind === 'ok' && !reply.value.acquired;
 
 /**
- * One Redlock attempt (DESIGN §5.1): the acquire script to every node at once, decided at
+ * One Redlock attempt (architecture.md §5.1): the acquire script to every node at once, decided at
  * quorum, validity checked on the monotonic clock, and on failure a release on every node that
  * may now hold our keys. `value` must be this attempt's own: a cleanup of this attempt that
- * lands late can then only ever delete this attempt's keys (DESIGN §3.1), whatever order the
+ * lands late can then only ever delete this attempt's keys (architecture.md §3.1), whatever order the
  * nodes apply commands in.
  *
  * An abort of `signal` ends the wait for replies at once; the attempt then counts as failed
  * and is cleaned up like any other.
  *
- * With `fenceKeys`, a granted attempt also runs fencing's phase 2 (DESIGN §5.6) on the nodes
+ * With `fenceKeys`, a granted attempt also runs fencing's phase 2 (architecture.md §5.6) on the nodes
  * that granted it, and succeeds only if that reaches a quorum within the validity.
  *
- * `send` replaces the acquire script per node (fair hand-off, DESIGN §5.11: the queued acquire,
+ * `send` replaces the acquire script per node (fair hand-off, architecture.md §5.11: the queued acquire,
  * or a holder's hand-off to its next local waiter). It must keep the acquire script's contract:
  * a "held" reply wrote nothing of `value`, a granted one set every key to `value` with a lease of
  * `ttl` after the round started.
@@ -272,7 +272,7 @@ async function fenceRound(
 }
 
 /**
- * Compare-and-PEXPIRE on every node (DESIGN §5.4): a success only on a quorum within the new
+ * Compare-and-PEXPIRE on every node (architecture.md §5.4): a success only on a quorum within the new
  * validity, measured from the start of the round (the nodes restarted their countdown after
  * it, never before).
  */
@@ -330,7 +330,7 @@ export async function extendRound(
  * waited for. Such releases are few: only locks taken before the node was suspected.
  *
  * `release` replaces the release script per node (a fair hand-off with nobody local to hand to,
- * DESIGN §5.11); it gets the release's announcement id.
+ * architecture.md §5.11); it gets the release's announcement id.
  */
 export async function releaseRound(
   ctx: RoundContext,

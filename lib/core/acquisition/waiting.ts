@@ -4,7 +4,7 @@ import type { AttemptFailure } from './rounds';
 import { Alarm } from './sleep';
 
 /*
- * How an acquisition waits between attempts (DESIGN §5.2): the strategies the attempt loop
+ * How an acquisition waits between attempts (architecture.md §5.2): the strategies the attempt loop
  * (acquisition.ts) and the fair queue pass to it, and the pure delay between attempts.
  */
 
@@ -13,14 +13,14 @@ import { Alarm } from './sleep';
  * notifications but are not (yet) sure to hear them make together, at most (issue 19). One such
  * waiter polls every `retryDelay`; thousands share this rate instead of each polling at it: they
  * are about to listen (their subscriptions are being confirmed), and a release they miss meanwhile
- * costs them at most the blocking lease's end, never more (DESIGN §5.8). Once every node confirmed
+ * costs them at most the blocking lease's end, never more (architecture.md §5.8). Once every node confirmed
  * a waiter's subscriptions it is rung at once (one attempt closes the gap), so this is a fallback
  * for confirmations that do not come (a subscriber connection down).
  */
 export const SHARED_POLLS_PER_SECOND = 100;
 
 /**
- * How an acquisition waits between attempts (DESIGN §5.2). Side by side: {@link pollWaiting}
+ * How an acquisition waits between attempts (architecture.md §5.2). Side by side: {@link pollWaiting}
  * (notifications off: every retry delay), {@link notifyWaiting} (release notifications, §5.8)
  * and the queue (fair hand-off, §5.11: `FairQueue` in fair-queue.ts passes its line's strategy,
  * which wakes the head only when its group's turn is announced).
@@ -68,7 +68,7 @@ export function pollWaiting(): WaitingStrategy {
 }
 
 /**
- * Waits for a release notification (DESIGN §5.8). Registered before the first attempt when that
+ * Waits for a release notification (architecture.md §5.8). Registered before the first attempt when that
  * costs no subscription (others of this lock manager listen on the keys already) or when the
  * attempt has to queue anyway (the lock manager is busy: the subscription is then confirmed,
  * batched with the others', while the attempt waits its turn, and its first failure can already
@@ -106,7 +106,7 @@ export function notifyWaiting(
 }
 
 /**
- * The delay before the next attempt (DESIGN §5.2), pure. A waiter sure to hear the release
+ * The delay before the next attempt (architecture.md §5.2), pure. A waiter sure to hear the release
  * (`listening`) sleeps until enough blocking leases could have ended (a holder that died without
  * releasing); any other never sleeps past the earliest known expiry of a blocking key, and polls
  * every `retryDelay` — or, sharing a poll rate with `pollers` others, less often. The jitter is

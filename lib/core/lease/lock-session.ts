@@ -35,7 +35,7 @@ export class LockSession {
   }
 
   /**
-   * The hold primitive (DESIGN §3.1): runs `work` in the lock's scope, auto-extended, and ends
+   * The hold primitive (architecture.md §3.1): runs `work` in the lock's scope, auto-extended, and ends
    * the session on every exit path once the work has stopped — its Promise settled, or its
    * synchronous throw. Resolves to the work's result; rejects with the work's own error (it says
    * more than a lost lock), else with the LockLostError when the lock was lost before the end.

@@ -89,7 +89,7 @@ const ASYNC_DISPOSE: typeof Symbol.asyncDispose =
   Symbol.asyncDispose ?? (Symbol.for('nodejs.asyncDispose') as typeof Symbol.asyncDispose);
 
 /**
- * The lease: one object owns a lock's whole life (DESIGN §3.1) — its deadline on the monotonic
+ * The lease: one object owns a lock's whole life (architecture.md §3.1) — its deadline on the monotonic
  * clock, the expiry timer that declares it lost at that deadline (always armed, so a lock
  * nobody releases still leaves the registry and is reported), its signal, its auto-extension
  * schedule (computed from the deadline, not from when the work started), and its release.
@@ -109,7 +109,7 @@ export class RedlockLock implements Lock {
   private extensionTimer?: ClockTimer;
   private releasing?: Promise<void>;
   private lostError?: LockLostError;
-  /** Nested holders' handles still in use: each is told when this lock ends (DESIGN §5.9). */
+  /** Nested holders' handles still in use: each is told when this lock ends (architecture.md §5.9). */
   private borrowers?: Set<ReentrantLock>;
 
   constructor(
@@ -213,7 +213,7 @@ export class RedlockLock implements Lock {
   }
 
   /**
-   * Keeps the lock alive until it is released (DESIGN §5.4): an extension a third of the way
+   * Keeps the lock alive until it is released (architecture.md §5.4): an extension a third of the way
    * into the validity left (so two more chances remain before it ends), a failed one retried
    * after `retryDelay` while validity remains. It never declares a loss itself: the expiry
    * timer does, at the deadline, whether or not an extension is in flight.
@@ -224,7 +224,7 @@ export class RedlockLock implements Lock {
   }
 
   /**
-   * A nested holder's handle on this held lock (reentrancy, DESIGN §5.9). It cannot outlive the
+   * A nested holder's handle on this held lock (reentrancy, architecture.md §5.9). It cannot outlive the
    * lock: when this lock ends — released by its outer holder, or lost — a handle not yet
    * released is lost too (its signal aborts, a nested `using()` rejects with LockLostError),
    * since whatever it still does is no longer protected.
@@ -319,7 +319,7 @@ export class RedlockLock implements Lock {
 export type SessionLock = RedlockLock | ReentrantLock;
 
 /**
- * A nested holder's handle on a lock its async context already holds (reentrancy, DESIGN §5.9):
+ * A nested holder's handle on a lock its async context already holds (reentrancy, architecture.md §5.9):
  * it reads through to the lock itself — one deadline, one token — and only the outermost
  * holder's release reaches the nodes. Releasing this handle (or ending its session) does nothing
  * to the lock; extending it extends the one lock. It never outlives the lock: when the lock ends

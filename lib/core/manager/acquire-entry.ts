@@ -25,7 +25,7 @@ export interface AcquireRequest {
  * Where every acquisition of a lock manager starts (`acquire`, `tryAcquire`, `using`, `hold`):
  * the reentrancy check (a nested handle is no acquisition), the trace, the start-up wait, the
  * access check, fence floors, then the waiting loop — in the fair queue when the call waits in
- * one, else the loop of DESIGN §5.2 — and the one retry policy for a round nobody won
+ * one, else the loop of architecture.md §5.2 — and the one retry policy for a round nobody won
  * (split-vote.ts).
  */
 export class AcquireEntry {
@@ -75,7 +75,7 @@ export class AcquireEntry {
     }
   }
 
-  /** A new lock (not a nested handle): the waiting loop of DESIGN §5.2. */
+  /** A new lock (not a nested handle): the waiting loop of architecture.md §5.2. */
   private async acquireNew(
     names: string[],
     settings: CallSettings,
@@ -105,7 +105,7 @@ export class AcquireEntry {
     }
     const prefix = options.keyPrefix;
     const keys = prefix === '' ? names : names.map((name) => prefix + name);
-    // The node's fence floor too: it carries the highest token across a restart (DESIGN §5.6).
+    // The node's fence floor too: it carries the highest token across a restart (architecture.md §5.6).
     const fenceKeys = settings.fencing ? [...fenceKeysOf(keys), membership.keys.floor] : undefined;
     const startedAt = clock.now();
     const giveUpAt = startedAt + (request.wait ?? settings.wait);

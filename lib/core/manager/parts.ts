@@ -19,7 +19,7 @@ import type { LockObserver } from '../observability/observer';
 /**
  * The parts a lock manager is made of, wired together once by {@link assembleParts}. `Redlock`
  * (the façade) keeps them and forwards its calls; each part is one concept:
- * - `membership`: which nodes may vote now (restart detection, DESIGN §5.7);
+ * - `membership`: which nodes may vote now (restart detection, architecture.md §5.7);
  * - `access`: whether the server lets us run what we need (ACLs);
  * - `suspicion`: nodes that stopped answering, probed before they are asked again;
  * - `round`: what one round of requests to every node needs (rounds.ts);

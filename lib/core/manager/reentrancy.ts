@@ -9,7 +9,7 @@ import type { LockScope } from '../lease/lock-session';
  * A context that holds some of them and may not (or cannot) reuse its lock gets a
  * LockReentryError: waiting would be waiting for itself. So does a nested call that asks for
  * what the lock lacks — more resources, or a fencing token the outer lock was taken without:
- * it must not get silently less than it asked for (DESIGN §5.9).
+ * it must not get silently less than it asked for (architecture.md §5.9).
  */
 export function nestedLock(
   scope: LockScope | undefined,

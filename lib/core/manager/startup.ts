@@ -86,7 +86,7 @@ export class Startup {
   }
 
   /**
-   * Warns once per node whose eviction policy can remove lock keys (DESIGN §5.7): a warning,
+   * Warns once per node whose eviction policy can remove lock keys (architecture.md §5.7): a warning,
    * not a refusal, because many managed services set a `volatile-*` policy and some do not let
    * it be changed; eviction happens only under memory pressure, which the operator can size
    * away, and the warning names the fix.

@@ -16,7 +16,7 @@ export interface HorizonView {
 }
 
 /**
- * Lease horizons (DESIGN §5.7, docs/guarantees.md rule line 2): before a node's vote for a lease
+ * Lease horizons (architecture.md §5.7, docs/guarantees.md rule line 2): before a node's vote for a lease
  * counts, a horizon covering the lease is filed on it under the run_id of every node of the
  * fleet, so that a peer that restarted without its data waits until those leases have ended.
  * One record serves many leases (two ttls ahead); a failed one is backed off so that a hung

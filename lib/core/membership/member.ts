@@ -50,7 +50,7 @@ export class Member {
   voteAt = Infinity;
   /** Why it waits, as the survey that set `voteAt` said. */
   why?: Admission['why'];
-  /** Whether its fence floor is complete for this fleet (DESIGN §5.6). */
+  /** Whether its fence floor is complete for this fleet (architecture.md §5.6). */
   fence: 'unknown' | 'complete' | 'blocked' = 'unknown';
   /** Leases whose client-side end is before this (monotonic ms) are covered by a recorded horizon. */
   coveredUntil = -Infinity;

@@ -24,7 +24,7 @@ import { nodeFacts, quarantineLine, standingKeys, votes } from './standing';
 export type { MembershipListener, MembershipOptions } from './member';
 
 /**
- * Which nodes may vote (DESIGN §5.7): the part of the lock manager that knows its nodes — their
+ * Which nodes may vote (architecture.md §5.7): the part of the lock manager that knows its nodes — their
  * server identity, whether one may have lost keys, its lease horizon and its fence floor.
  *
  * Restart detection reads facts only, each node's about itself (quarantine.ts has the rule and

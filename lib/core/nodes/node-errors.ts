@@ -1,7 +1,7 @@
 import { brandErrorClass } from '../errors';
 
 /**
- * What a failed command or connection means, in the library's words (DESIGN §5.12: "words from
+ * What a failed command or connection means, in the library's words (architecture.md §5.12: "words from
  * the Redis client reach nobody without the library's own sentence first"). A client's text —
  * ioredis' "Stream isn't writeable and enableOfflineQueue options is false", node-redis' "The
  * client is closed", `connect ETIMEDOUT` for a `rediss://` URL to a plain Redis port — says what

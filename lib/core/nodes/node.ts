@@ -14,7 +14,7 @@ import { brandErrorClass } from '../errors';
  *   command of one attempt (a late acquire, a late cleanup release) can only touch keys of that
  *   same attempt; the extend script never re-creates a key. An adapter may reorder, delay,
  *   drop or duplicate replies and re-send commands (a NOSCRIPT fallback) without letting two
- *   clients hold one lock. `test/unit/node-contract.spec.ts` checks this by reordering.
+ *   clients hold one lock. `test/unit/core-safety.spec.ts` checks this by reordering.
  * - **Liveness relies on per-connection order for one thing**: the cleanup release sent to a
  *   node that did not answer an attempt's acquire in time is applied after that acquire (one
  *   connection does this), so a failed attempt leaves no key behind for a full ttl. An
@@ -31,7 +31,7 @@ export interface RedisNode {
 
   /**
    * Sets every key to `value` with a lease of `ttl` ms if none of them exists (all-or-nothing).
-   * With `fenceKeys` (fencing, DESIGN §5.6 phase 1), a success also reports
+   * With `fenceKeys` (fencing, architecture.md §5.6 phase 1), a success also reports
    * `fence` = max(those counters, the server's time in µs).
    */
   acquire(
@@ -73,7 +73,7 @@ export interface RedisNode {
   release(keys: readonly string[], value: string, announce?: string): Promise<number>;
 
   /**
-   * Fair hand-off (DESIGN §5.11): as {@link acquire} for one key, but the key may also be taken
+   * Fair hand-off (architecture.md §5.11): as {@link acquire} for one key, but the key may also be taken
    * when it is reserved for `ticket.group`, and a "held" reply queues the group in `queueKey`
    * (ACQUIRE_QUEUED_SCRIPT). Optional: `fairness: 'queue'` needs it (and {@link handOff}) on
    * every node.
@@ -120,7 +120,7 @@ export interface RedisNode {
   /**
    * True while the subscription to `channel` is confirmed by the server and its connection has
    * not dropped since: a release this node applies after a command sent from now on is
-   * announced to us. A waiter that could rely on this on every node need not poll (DESIGN §5.8).
+   * announced to us. A waiter that could rely on this on every node need not poll (architecture.md §5.8).
    * Optional: without it, waiters poll.
    */
   listening?(channel: string): boolean;
@@ -163,7 +163,7 @@ export interface RedisNode {
   identify?(): Promise<void>;
 
   /**
-   * Membership (DESIGN §5.7): raises this node's lease horizons filed under each of `runIds` (the
+   * Membership (architecture.md §5.7): raises this node's lease horizons filed under each of `runIds` (the
    * fleet's nodes as the lock manager knows them) to its own time + `windowMs`, and writes its
    * marker if it has none (HORIZON_SCRIPT). Needed on every node while the quarantine is on.
    */

@@ -24,7 +24,7 @@ class Watched {
 }
 
 /**
- * Which nodes get lock traffic (issue 18, DESIGN §5.1 "a hung node costs nothing"): a node that
+ * Which nodes get lock traffic (issue 18, architecture.md §5.1 "a hung node costs nothing"): a node that
  * stopped answering within `nodeTimeout` — a request of ours timed out on it, or it has owed a
  * reply for longer than that — is *suspected*. Rounds send it nothing (no acquire, no extend;
  * see {@link sendable}) and count it as a "no"; a PING probes it every

@@ -12,7 +12,7 @@
  */
 export interface RedisTransport extends CommandTransport, ConnectionTransport {
   /**
-   * Release notifications (DESIGN §5.8): a second connection for SUBSCRIBE. Optional: without it
+   * Release notifications (architecture.md §5.8): a second connection for SUBSCRIBE. Optional: without it
    * the node offers no `subscribe`, and waiters poll every `retryDelay`.
    */
   readonly pubsub?: PubSubTransport;

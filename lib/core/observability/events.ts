@@ -45,7 +45,7 @@ export interface NodeEvent {
   readonly node: string;
 }
 
-/** A node restarted too recently to vote (DESIGN §5.7). */
+/** A node restarted too recently to vote (architecture.md §5.7). */
 export interface NodeQuarantinedEvent extends NodeEvent {
   /** How long until it votes again, in ms. */
   readonly remainingMs: number;

@@ -122,7 +122,7 @@ export class LockObserver {
     if (state !== 'up') this.telemetry?.nodeError(node, state);
   }
 
-  /** Restart detection keeps `node` out of every quorum for `remainingMs` (DESIGN §5.7). */
+  /** Restart detection keeps `node` out of every quorum for `remainingMs` (architecture.md §5.7). */
   quarantined(node: string, remainingMs: number): void {
     this.events.emit('nodeQuarantined', { node, remainingMs });
   }

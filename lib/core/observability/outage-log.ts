@@ -8,7 +8,7 @@ import {
 import type { RedlockLogger } from './logger';
 
 /**
- * How an outage is logged (DESIGN §5.12, issue 25): per lock and per cause, the first failure
+ * How an outage is logged (architecture.md §5.12, issue 25): per lock and per cause, the first failure
  * with its detail; then, while it lasts, one summary line per interval counting the failures
  * since the last line; and once, the recovery. A `@Cron` ticking every second on every instance
  * while a quorum of nodes is down used to log a stack of 36 lines per tick — an outage must read

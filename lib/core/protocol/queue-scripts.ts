@@ -1,20 +1,20 @@
 import { script } from './lua-script';
 
 /*
- * The scripts of the fair queue (DESIGN §5.11, fair-queue.ts): a queued acquisition, the
+ * The scripts of the fair queue (architecture.md §5.11, fair-queue.ts): a queued acquisition, the
  * hand-off on release, and a waiter leaving its queue.
  */
 
 /**
  * The prefix of a lock key's value while it is reserved for the next group of waiters (fair
- * hand-off, DESIGN §5.11): `\0r` + the group's id. It is not an owner value (those are random
+ * hand-off, architecture.md §5.11): `\0r` + the group's id. It is not an owner value (those are random
  * base64url, never starting with NUL), so no holder's compare-and-delete or extension matches
  * it, and to every acquire script it is a key that exists: held.
  */
 export const RESERVATION_PREFIX = '\0r';
 
 /**
- * Acquire in a fair queue (DESIGN §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
+ * Acquire in a fair queue (architecture.md §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
  * sorted set of waiting groups, scored by when they started waiting, on this server's clock).
  * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: the waiting group's id, ARGV[4]: how long
  * its oldest waiter has waited (ms), ARGV[5]: how long the queue outlives the blocking lease
@@ -62,7 +62,7 @@ return {0, pttl}
 );
 
 /**
- * Release with a fair hand-off (DESIGN §5.11). KEYS[1]: the lock key, KEYS[2]: its queue.
+ * Release with a fair hand-off (architecture.md §5.11). KEYS[1]: the lock key, KEYS[2]: its queue.
  * ARGV[1]: the holder's owner value, ARGV[2]: the holder's group id, ARGV[3]: the owner value of
  * the holder's next local waiter ('' for none), ARGV[4]: its ttl (ms), ARGV[5]: how long it has
  * waited (ms), ARGV[6]: how long a reservation lasts (ms), ARGV[7]: the release's announcement
@@ -146,7 +146,7 @@ return 3
 );
 
 /**
- * Leaves a fair queue (DESIGN §5.11). KEYS[1]: the queue, KEYS[2] (optional): the lock key.
+ * Leaves a fair queue (architecture.md §5.11). KEYS[1]: the queue, KEYS[2] (optional): the lock key.
  * ARGV[1]: the group, ARGV[2]: how long a reservation lasts (ms), ARGV[3]: the announcement id
  * ('' for none).
  *

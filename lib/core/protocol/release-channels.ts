@@ -16,7 +16,7 @@ interface Subscription {
 }
 
 /**
- * A node's release channels (DESIGN §5.8) over its {@link PubSubTransport}: one subscriber
+ * A node's release channels (architecture.md §5.8) over its {@link PubSubTransport}: one subscriber
  * connection per node, shared by every waiter of the lock manager and reference-counted per
  * channel, opened on the first wait. Client-independent, so every adapter with a subscriber
  * connection gets the same confirmation rules: a channel counts as listened to only once the

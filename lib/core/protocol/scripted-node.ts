@@ -351,7 +351,7 @@ export class ScriptedNode implements RedisNode {
     return this.transport
       .call('EVALSHA', [script.sha, ...tail])
       .catch((error: unknown) => {
-        // Safe to re-send (DESIGN §5.1): every attempt has its own owner value.
+        // Safe to re-send (architecture.md §5.1): every attempt has its own owner value.
         if (isNoScript(error)) return this.transport.call('EVAL', [script.source, ...tail]);
         throw error;
       })

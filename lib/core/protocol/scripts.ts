@@ -140,7 +140,7 @@ return 1
  * Compare-and-delete per key: a key that expired and was re-acquired by someone else is
  * never deleted. Returns how many keys were deleted.
  *
- * With an id in ARGV[2], each deleted key is announced on the channel of the same name (DESIGN
+ * With an id in ARGV[2], each deleted key is announced on the channel of the same name (architecture.md
  * §5.8) with the id as the message — one id per release, the same on every node, so a waiter
 counts a release once however many nodes announce it (never the owner value, which would let
 a listener release the lock) — and waiters retry at once instead of at their next poll. `pcall`: a user whose ACL
@@ -162,7 +162,7 @@ return released
 );
 
 /**
- * Acquire with fencing, phase 1 (DESIGN §5.6). KEYS: the lock's keys, then their fence counter
+ * Acquire with fencing, phase 1 (architecture.md §5.6). KEYS: the lock's keys, then their fence counter
  * keys, then the node's fence floor (one per key prefix). ARGV[1]: owner value, ARGV[2]: ttl in
  * ms, ARGV[3]: how many of KEYS are lock keys; a waiting acquisition also passes ARGV[4] and
  * ARGV[5], as ACQUIRE_SCRIPT's ARGV[3] and ARGV[4].
@@ -199,7 +199,7 @@ return {1, string.format('%.0f', f)}
 );
 
 /**
- * Fencing phase 2 (DESIGN §5.6). KEYS: the lock's keys, then their fence counter keys, then the
+ * Fencing phase 2 (architecture.md §5.6). KEYS: the lock's keys, then their fence counter keys, then the
  * node's fence floor. ARGV[1]: owner value, ARGV[2]: the token T (decimal string), ARGV[3]: how
  * long a counter is kept (ms), ARGV[4]: how many of KEYS are lock keys.
  *

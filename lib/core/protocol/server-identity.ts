@@ -7,9 +7,9 @@ import { parseServerInfo, readServerConfig, type ServerConfig } from '../nodes/s
 import type { RedisTransport } from '../nodes/transport';
 
 /**
- * Who the server behind one connection is, learnt anew on every (re)connection (DESIGN §5.7: a
+ * Who the server behind one connection is, learnt anew on every (re)connection (architecture.md §5.7: a
  * node that may have restarted without its data is not counted until its `INFO` answers), and
- * the lock scripts loaded there before the connection counts as ready (DESIGN §5.1: EVALSHA then
+ * the lock scripts loaded there before the connection counts as ready (architecture.md §5.1: EVALSHA then
  * succeeds on the hot path, and no fallback re-sends a command after later ones).
  */
 export class ServerIdentity {

@@ -1,12 +1,12 @@
 import { script } from './lua-script';
 
 /*
- * The scripts of restart detection (DESIGN §5.7, membership.ts): lease horizons, a node's
+ * The scripts of restart detection (architecture.md §5.7, membership.ts): lease horizons, a node's
  * standing, and fence floors restored from peers.
  */
 
 /**
- * Records a lease horizon (DESIGN §5.7). KEYS[1]: the node's horizons (a hash), KEYS[2]: its
+ * Records a lease horizon (architecture.md §5.7). KEYS[1]: the node's horizons (a hash), KEYS[2]: its
  * marker (one of each per key prefix). ARGV[1]: a window in ms; ARGV[2..]: the `run_id`s of the
  * fleet's nodes as the lock manager knows them now.
  *
@@ -50,7 +50,7 @@ return 1
 );
 
 /**
- * Reads what a node says about itself (DESIGN §5.7), in one atomic step. KEYS: its horizons,
+ * Reads what a node says about itself (architecture.md §5.7), in one atomic step. KEYS: its horizons,
  * marker, fence floor and this fleet's fence record.
  *
  * Returns {run_id, uptime_in_seconds, marker or '', floor or '0', fence record or '', then for
@@ -80,7 +80,7 @@ return reply
 );
 
 /**
- * Restores a node's fence floor (DESIGN §5.6). KEYS: its fence floor and this fleet's fence
+ * Restores a node's fence floor (architecture.md §5.6). KEYS: its fence floor and this fleet's fence
  * record. ARGV[1]: the `run_id` the caller surveyed, ARGV[2]: the floor to raise it to (decimal
  * string), ARGV[3]: how long a fence counter is kept (ms).
  *

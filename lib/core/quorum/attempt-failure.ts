@@ -5,7 +5,7 @@ import { describeNodeError } from '../nodes/node-errors';
 
 /*
  * What a failed attempt means, pure and table-tested apart from the I/O of a round (rounds.ts,
- * DESIGN §3.1): held or unavailable, when it may become obtainable, and each node's outcome.
+ * architecture.md §3.1): held or unavailable, when it may become obtainable, and each node's outcome.
  */
 
 /** Why an attempt failed, classified by {@link classifyFailure}. */
@@ -47,7 +47,7 @@ export interface AttemptVote {
 }
 
 /**
- * Classifies a failed attempt — pure, table-tested (DESIGN §3.1):
+ * Classifies a failed attempt — pure, table-tested (architecture.md §3.1):
  * - `unavailable` when the nodes known unreachable leave fewer than a quorum (nobody could have
  *   been granted the lock), or when a quorum said yes but too late for any validity to remain;
  * - `held` when another owner's key was in the way, with `retryAfterMs`: when enough blocking
@@ -106,7 +106,7 @@ export function classifyFailure(
   return { reason, outcomes, earliestExpiry: leases[0], retryAfterMs, conflict };
 }
 
-/** A node's error in the library's words first (DESIGN §5.12); a key conflict keeps Redis' text. */
+/** A node's error in the library's words first (architecture.md §5.12); a key conflict keeps Redis' text. */
 function errorMessage(error: unknown): string {
   if (error instanceof KeyTypeConflict) return error.message;
   return describeNodeError(error).text;

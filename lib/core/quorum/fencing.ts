@@ -1,5 +1,5 @@
 /**
- * Fencing tokens (DESIGN §5.6), the arithmetic. A token is issued by the quorum itself: phase 1
+ * Fencing tokens (architecture.md §5.6), the arithmetic. A token is issued by the quorum itself: phase 1
  * reads F = max(counter, server time in µs) on every node that granted the lock, the client
  * picks T = max(F) + 1, and phase 2 raises the counters to T where the lock is still ours.
  */

@@ -1,5 +1,5 @@
 /**
- * Client-enforced delayed restarts (DESIGN §5.7, docs/guarantees.md), the pure decisions: when a
+ * Client-enforced delayed restarts (architecture.md §5.7, docs/guarantees.md), the pure decisions: when a
  * node that may have lost keys may vote again, and when a node's fence floor may be trusted.
  * They read only facts every node reports about itself in one script call (STANDING_SCRIPT):
  * its `run_id` and uptime, the marker written into its data before it restarted (if it survived),
@@ -127,7 +127,7 @@ export function admission(
 }
 
 /**
- * A node's fence floor is **complete** (at least every token phase 2 wrote on it, DESIGN §5.6)
+ * A node's fence floor is **complete** (at least every token phase 2 wrote on it, architecture.md §5.6)
  * when this fleet restored it in the node's current incarnation, or restored it before a restart
  * its data provably survived.
  */

@@ -4,7 +4,7 @@ import { StockStore } from './stock.store.js';
 
 /**
  * A `@Locked` provider method reached from a plain route (as a CQRS command handler or a domain
- * service would be): DESIGN §5.12 wants the same answers as a locked handler.
+ * service would be): architecture.md §5.12 wants the same answers as a locked handler.
  */
 @Injectable()
 export class StockService {

@@ -2,7 +2,7 @@
 // overlap; a busy lock fails the job and BullMQ's retry runs it once the lock is free; an outage
 // fails the job; onBusy 'skip' (which would complete jobs that never ran) does not boot. A job's
 // failedReason and stacktrace, which anyone with a queue dashboard reads, name no resource and no
-// node (DESIGN §5.12, extended to queues by issue 25).
+// node (architecture.md §5.12, extended to queues by issue 25).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Queue, QueueEvents, type Job } from 'bullmq';

@@ -52,7 +52,7 @@ describe('Fastify: @Locked routes on two instances', { timeout: 180_000 }, () =>
         `, ${text.slice(text.indexOf('\n\n') + 2)}`,
     );
 
-  /** The route that locks, and those whose provider or command handler does (DESIGN §5.12). */
+  /** The route that locks, and those whose provider or command handler does (architecture.md §5.12). */
   const routes = [
     ['try-decrement', 'a @Locked route'],
     ['try-decrement-via-service', 'a @Locked provider method under a plain route'],

@@ -60,7 +60,7 @@ describe('Apollo GraphQL: @Locked mutations on two instances', { timeout: 180_00
     });
   });
 
-  /** The resolver that locks, and the one whose provider method does (DESIGN §5.12). */
+  /** The resolver that locks, and the one whose provider method does (architecture.md §5.12). */
   const fields = [
     ['tryDecrement', 'a @Locked resolver'],
     ['tryDecrementViaService', 'a @Locked provider method under a plain resolver'],

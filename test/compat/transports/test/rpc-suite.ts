@@ -67,7 +67,7 @@ export function rpcSuite(transport: 'nats' | 'rabbitmq', title: string): void {
       });
     });
 
-    /** The handler that locks, and the one whose provider method does (DESIGN §5.12). */
+    /** The handler that locks, and the one whose provider method does (architecture.md §5.12). */
     const paths = [
       ['stock.try-decrement', 'a @Locked handler'],
       ['stock.try-decrement-via-service', 'a @Locked provider method under a plain handler'],

@@ -77,7 +77,7 @@ describe('socket.io: @Locked gateway handlers on two instances', { timeout: 180_
     });
   });
 
-  /** The handler that locks, and the one whose provider method does (DESIGN §5.12). */
+  /** The handler that locks, and the one whose provider method does (architecture.md §5.12). */
   const events = [
     ['try-decrement', 'a @Locked handler'],
     ['try-decrement-via-service', 'a @Locked provider method under a plain handler'],
