@@ -54,6 +54,7 @@ const expectedFiles = [
   'dist/terminus/index.d.ts',
   'dist/terminus/index.js',
   'dist/terminus/index.mjs',
+  'docs/architecture.md',
   'docs/development.md',
   'docs/fair-hand-off.md',
   'docs/guarantees.md',
