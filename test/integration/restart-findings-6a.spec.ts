@@ -16,13 +16,14 @@ import { attempt, managers, spread } from './restart-findings';
  * 0cce7fe refuses every first lock of the round.
  *
  * The acceptance figure is 20 of 20 rounds with every first lock ≤ 200 ms; this file runs 5
- * rounds with a bound of 2 s (so a busy machine does not fail it, while a quarantine of seconds
- * still does). `node scripts/measure-start.mjs` runs the first test with the acceptance figures,
+ * rounds with a bound of 5 s: a fresh-clone CI run with both cores busy took 2.1 s, while the
+ * quarantine this finding was about lasted 20 s (and refusals and quarantine events are asserted
+ * on their own). `node scripts/measure-start.mjs` runs the first test with the acceptance figures,
  * through REDLOCK_START_ROUNDS and REDLOCK_START_BOUND_MS, after one uncounted warm-up round of
  * the process (REDLOCK_START_WARM_UP); it prints that round's figures too.
  */
 const ROUNDS = Number(process.env.REDLOCK_START_ROUNDS ?? 5);
-const BOUND_MS = Number(process.env.REDLOCK_START_BOUND_MS ?? 2_000);
+const BOUND_MS = Number(process.env.REDLOCK_START_BOUND_MS ?? 5_000);
 const MANAGERS = 16;
 /** One uncounted round first (scripts/measure-start.mjs sets it): see the test. */
 const WARM_UP = process.env.REDLOCK_START_WARM_UP === '1';
@@ -122,7 +123,7 @@ describe('finding 6a: 16 lock managers created together on a flushed 5-node flee
       const stall = delay(STALL_MS).then(() => stalled.resume());
       try {
         // The four others are a quorum throughout; the stalled one answers after STALL_MS.
-        failures.push(...(await round(fleet, `stalled round ${i}`, STALL_MS + 2_000, firsts)));
+        failures.push(...(await round(fleet, `stalled round ${i}`, STALL_MS + 5_000, firsts)));
       } finally {
         await stall;
       }
