@@ -17,26 +17,10 @@ import {
   type ScriptStore,
 } from '../../lib/testing/queue-scripts';
 import { fleetId, standingKeys } from '../../lib/core/membership/standing';
+import type { NodeStanding, StandingKeys } from '../../lib/core/nodes/node';
 
 /** A key reserved for the waiters outside the queues (HAND_OFF_SCRIPT). */
 const PLAIN_TURN = '\0r\0p';
-/** Where a node keeps its standing (lib/core/nodes/node.ts StandingKeys, repeated structurally). */
-interface StandingKeys {
-  readonly horizon: string;
-  readonly born: string;
-  readonly floor: string;
-  readonly fenced: string;
-}
-
-/** A node's standing (lib/core/nodes/node.ts NodeStanding, repeated structurally). */
-interface NodeStanding {
-  readonly runId: string;
-  readonly uptimeSeconds: number;
-  readonly born: string | undefined;
-  readonly horizons: Readonly<Record<string, number>>;
-  readonly floor: number;
-  readonly fenced: string | undefined;
-}
 import type { VirtualClock } from './virtual-clock';
 
 /** The operations of the node port. */
