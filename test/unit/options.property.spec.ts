@@ -24,7 +24,11 @@ const boolean = (v: unknown) => typeof v === 'boolean';
 
 /** The contract of each module option, given the others (defaults filled in). */
 const MODULE_CONTRACT: Record<string, Check> = {
-  ttl: positiveInteger,
+  // At most maxTtl, the fleet's longest lease (only meaningful when maxTtl itself is valid).
+  ttl: (v, all) =>
+    positiveInteger(v) &&
+    (!MODULE_CONTRACT.maxTtl(all.maxTtl, all) || (v as number) <= (all.maxTtl as number)),
+  maxTtl: (v) => positiveInteger(v) && (v as number) <= 86_400_000,
   driftFactor: (v) => isNum(v) && v >= 0 && v < 1,
   // At most a quarter of the ttl (only meaningful when the ttl itself is valid).
   nodeTimeout: (v, all) =>
@@ -39,7 +43,8 @@ const MODULE_CONTRACT: Record<string, Check> = {
   maxHold: (v) => isNum(v) && v > 0,
   maxResourceLength: positiveInteger,
   fencing: boolean,
-  quarantine: (v) => typeof v === 'boolean' || (isNum(v) && Number.isFinite(v) && v > 0),
+  // Only on or off since issue 23 (`quarantine: <ms>` is gone: a restarted node waits maxTtl).
+  quarantine: boolean,
   reentrant: boolean,
   notifications: boolean,
 };
@@ -86,8 +91,9 @@ function invalidModuleOptions(options: Record<string, unknown>): string[] {
   for (const [k, v] of Object.entries(options)) if (v !== undefined) all[k] = v;
   return Object.keys(MODULE_CONTRACT).filter((k) => {
     if (options[k] === undefined) {
-      // A default is valid on its own; only nodeTimeout's depends on another option (ttl).
-      return k === 'nodeTimeout' && !MODULE_CONTRACT.nodeTimeout(all.nodeTimeout, all);
+      // A default is valid on its own; only nodeTimeout's (on ttl) and ttl's (on maxTtl) depend
+      // on another option.
+      return (k === 'nodeTimeout' || k === 'ttl') && !MODULE_CONTRACT[k](all[k], all);
     }
     return !MODULE_CONTRACT[k](options[k], all);
   });
@@ -141,13 +147,28 @@ describe('option validation (property tests against the documented contract)', (
         quarantine: fc.boolean(),
         reentrant: fc.boolean(),
         notifications: fc.boolean(),
+        maxTtl: fc.integer({ min: 4, max: 86_400_000 }),
         share: fc.double({ min: 0.0001, max: 0.25, noNaN: true }),
       })
       .map(({ share, ...rest }) => ({ ...rest, nodeTimeout: rest.ttl * share }));
     fc.assert(
       fc.property(valid, (options) => {
+        // Each value is valid alone; together, a ttl above maxTtl (the fleet's longest lease)
+        // is refused, naming the ttl.
+        if (options.ttl > options.maxTtl) {
+          try {
+            resolveOptions(options);
+            return false;
+          } catch (error) {
+            return error instanceof RedlockConfigError && error.option === 'ttl';
+          }
+        }
         const resolved = resolveOptions(options);
-        return resolved.ttl === options.ttl && resolved.nodeTimeout === options.nodeTimeout;
+        return (
+          resolved.ttl === options.ttl &&
+          resolved.nodeTimeout === options.nodeTimeout &&
+          resolved.maxTtl === options.maxTtl
+        );
       }),
       { numRuns: 2_000 },
     );

@@ -50,6 +50,12 @@ describe('option validation', () => {
     ['handOffLease', NaN],
     ['handOffLease', Infinity],
     ['handOffLease', 20_000],
+    // `quarantine: <ms>` is gone (issue 23): a restarted node waits maxTtl; only on or off.
+    ['quarantine', 30_000],
+    ['quarantine', 'on'],
+    ['maxTtl', 0],
+    ['maxTtl', 1.5],
+    ['maxTtl', 86_400_001],
   ])('rejects %s = %p, naming the option and the value', (option, value) => {
     const error = configError(() => new Redlock(nodes, { [option]: value }));
     expect(error.option).toBe(option);
