@@ -50,8 +50,9 @@ const NODE_REDIS_SPECS = [
 module.exports = {
   // Two cores on CI: two workers, each test file owning its own Redis fleet.
   maxWorkers: 2,
-  // A worker keeps ~40 MB of every test file it ran (module registries jest cannot free: Nest,
-  // ioredis and ts-jest's output per file), ~2.9 GB by the end of a run. Collecting that heap
+  // A worker keeps ~40 MB of every test file it ran (a file's modules stay reachable while
+  // anything it left open does; --detectLeaks flags some of ours, e.g. a lock manager over URLs
+  // never closed), ~2.9 GB by the end of a run. Collecting that heap
   // took many-waiters.spec from 4 s to 15 s on a loaded machine and broke a 400 ms bound in
   // multi-resource.spec: a worker past this is replaced before its next file.
   workerIdleMemoryLimit: '1GB',
