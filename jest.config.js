@@ -52,9 +52,9 @@ module.exports = {
   maxWorkers: 2,
   // A worker keeps ~40 MB of every test file it ran (a file's modules stay reachable while
   // anything it left open does; --detectLeaks flags some of ours, e.g. a lock manager over URLs
-  // never closed), ~2.9 GB by the end of a run. Collecting that heap
-  // took many-waiters.spec from 4 s to 15 s on a loaded machine and broke a 400 ms bound in
-  // multi-resource.spec: a worker past this is replaced before its next file.
+  // never closed), ~2.9 GB by the end of a run. Collecting that heap took many-waiters.spec from
+  // 4 s to 15 s on a loaded machine and broke a 400 ms bound in multi-resource.spec: a worker
+  // past this is replaced before its next file.
   workerIdleMemoryLimit: '1GB',
   projects: [
     {

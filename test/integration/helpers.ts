@@ -43,6 +43,22 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; re
 }
 
 /**
+ * Settles `work` over `items`, at most `batch` at a time: a set-up of thousands of locks, not
+ * all at once (not the subject of the specs that use it).
+ */
+export async function inBatches<T, R>(
+  items: readonly T[],
+  batch: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += batch) {
+    results.push(...(await Promise.all(items.slice(i, i + batch).map(work))));
+  }
+  return results;
+}
+
+/**
  * The fixture of a spec file that shares one fleet between its tests: the fleet is started
  * before them and stopped after them; what a test creates through `manager()` (or registers with
  * `afterTest()`) is closed after that test, last first, and the fleet is flushed.

@@ -1,18 +1,5 @@
 import { LockNotAcquiredError, type Lock } from '../../lib';
-import { delay, sharedFleet } from './helpers';
-
-/** Settles `work` over `items`, at most `batch` at a time (the holder's set-up, not the subject). */
-async function inBatches<T, R>(
-  items: readonly T[],
-  batch: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = [];
-  for (let i = 0; i < items.length; i += batch) {
-    results.push(...(await Promise.all(items.slice(i, i + batch).map(work))));
-  }
-  return results;
-}
+import { delay, inBatches, sharedFleet } from './helpers';
 
 /**
  * Issue 19: thousands of waiters in one process on distinct keys held by another lock manager.

@@ -1,6 +1,6 @@
 import { IoredisNode, LockNotAcquiredError, type Lock, type Redlock } from '../../lib';
 import { startLatencyProxy, type LatencyProxy } from '../support/latency-proxy';
-import { delay, eventually, RecordingLogger, sharedFleet } from './helpers';
+import { delay, eventually, inBatches, RecordingLogger, sharedFleet } from './helpers';
 
 /** Counts the failed attempts of a lock manager (its `attemptFailed` events). */
 function countAttempts(redlock: Redlock): () => number {
@@ -41,15 +41,9 @@ describe('what waiting costs (5 nodes)', () => {
     const keys = Array.from({ length: K }, (_, i) => `cost:${i}`);
     // The holder's set-up, not the subject: in batches, with time to spare (1 000 acquisitions
     // at once failed `unavailable` after their 10 s wait in a fresh-clone run with both cores busy).
-    const held: Lock[] = [];
-    for (let i = 0; i < K; i += 250) {
-      const batch = keys.slice(i, i + 250);
-      held.push(
-        ...(await Promise.all(
-          batch.map((key) => holder.acquire(key, { ttl: 30_000, wait: 30_000 })),
-        )),
-      );
-    }
+    const held = await inBatches(keys, 250, (key) =>
+      holder.acquire(key, { ttl: 30_000, wait: 30_000 }),
+    );
     const before = await sets();
     const got: Lock[] = [];
     const waiting = keys.map((key) =>
