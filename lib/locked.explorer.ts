@@ -6,6 +6,8 @@ import { RedlockConfigError } from './core';
 import { assertLockTtl } from './core/options';
 import { getLockedMetadata, type LockedMetadata } from './locked/locked-metadata';
 import { attachLockManager } from './locked/locked-method';
+import { prepareLockedRoute } from './locked/locked-route';
+import { LockedInterceptor } from './interceptors/locked.interceptor';
 import type { ResourceTemplate, TemplateSource } from './locked/resource-template';
 import type { RedlockModuleOptions } from './redlock-module-options';
 import { REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
@@ -60,6 +62,27 @@ export class LockedExplorer implements OnModuleInit {
     private readonly redlock: RedlockService,
     @Inject(REDLOCK_MODULE_OPTIONS) private readonly moduleOptions: RedlockModuleOptions,
   ) {}
+
+  /**
+   * Before Nest builds its routes (`RedlockModule.configure`, which Nest calls while it registers
+   * the modules of an HTTP application): each `@Locked` route handler of a controller that the
+   * method wrapper can hold alike locks without the interceptor (see `prepareLockedRoute`).
+   */
+  prepareRoutes(): void {
+    for (const wrapper of this.discovery.getControllers()) {
+      const type = classOf(wrapper);
+      if (type === undefined) continue;
+      for (let p: object | null = type.prototype; p && p !== Object.prototype;) {
+        for (const key of Reflect.ownKeys(p)) {
+          if (key === 'constructor') continue;
+          const value: unknown = Object.getOwnPropertyDescriptor(p, key)?.value;
+          if (typeof value !== 'function' || getLockedMetadata(value) === undefined) continue;
+          prepareLockedRoute(type, p, key, LockedInterceptor);
+        }
+        p = Object.getPrototypeOf(p) as object | null;
+      }
+    }
+  }
 
   onModuleInit(): void {
     for (const wrapper of this.discovery.getControllers()) {

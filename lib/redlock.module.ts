@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type NestModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { LockedExplorer } from './locked.explorer';
 import { ConfigurableRedlockModule, REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
@@ -26,4 +26,16 @@ import { RedlockService } from './redlock.service';
   // each @Locked controller (it reads `mapLockedError`).
   exports: [RedlockService, REDLOCK_MODULE_OPTIONS],
 })
-export class RedlockModule extends ConfigurableRedlockModule {}
+export class RedlockModule extends ConfigurableRedlockModule implements NestModule {
+  constructor(private readonly explorer: LockedExplorer) {
+    super();
+  }
+
+  /**
+   * Called by Nest while it registers the modules of an HTTP application, before it builds the
+   * routes: `@Locked` route handlers are prepared to lock without the interceptor (issue 26).
+   */
+  configure(): void {
+    this.explorer.prepareRoutes();
+  }
+}

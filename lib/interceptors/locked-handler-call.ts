@@ -11,7 +11,7 @@ import { CallSignal } from '../locked/call-signal';
 import { ClientGoneError, watchClientGone } from '../locked/hold-client-gone';
 import { lockedContextOf } from '../locked/locked-context';
 import type { LockedMetadata } from '../locked/locked-metadata';
-import { withLock } from '../locked/locked-method';
+import { withLock } from '../locked/locked-route';
 import {
   lockedScope,
   type AnyMethod,

@@ -25,7 +25,10 @@ import { LockedHandlerCall } from './locked-handler-call';
 /**
  * Holds the lock of a `@Locked` handler around the handler's whole execution. `@Locked` applies
  * it; handlers without `@Locked` pass straight through, so registering it globally too is
- * harmless (the lock is still taken once).
+ * harmless (the lock is still taken once). HTTP routes of controllers (but `@Sse()` streams and
+ * responses written through `@Res()`) do without it: at bootstrap it is taken off them and the
+ * method wrapper holds their calls alike (lib/locked/locked-route.ts), as Nest's interceptor
+ * pipeline costs more per request than the rest of `@Locked`.
  *
  * Per call: runs the handler chain; after guards and pipes, the method's wrapper names the
  * resources from what the handler receives (`{id}` is the id after `@Param('id', ParseIntPipe)`;
@@ -41,9 +44,9 @@ import { LockedHandlerCall } from './locked-handler-call';
  * under the lock). Fail closed: the handler never runs without the lock.
  *
  * Every interceptor's code before `next.handle()` runs before the lock is taken (the lock is
- * taken at the method, after guards and pipes); method-level interceptors written above
- * `@Locked` see the result while the lock is still held, those below it (and controller or
- * global ones) after the release: see docs/locked.md, "Decorator order".
+ * taken at the method, after guards and pipes); where this interceptor is used, method-level
+ * interceptors written above `@Locked` see the result while the lock is still held, those below
+ * it (and controller or global ones) after the release: see docs/locked.md, "Decorator order".
  *
  * Errors: the handler's own pass through untouched. Lock errors go through the decorator's
  * `mapError`, the module's `mapLockedError`, then {@link defaultLockedErrorMapper}. A lock

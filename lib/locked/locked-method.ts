@@ -16,6 +16,7 @@ import { RedlockService } from '../redlock.service';
 import { providerLockedContext } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
 import { holdForCall, type CallFailures } from './hold-for-call';
+import { isRouteCallContext, lockRouteCall, withLock } from './locked-route';
 import { lockedScope, type AnyMethod } from './locked-scope';
 
 export type { AnyMethod } from './locked-scope';
@@ -129,6 +130,10 @@ export function isLockedWrapper(method: unknown): boolean {
  */
 export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMethod {
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
+    // A prepared HTTP route (locked-route.ts): Nest passes the call's context last.
+    const last = args.length === 0 ? undefined : args[args.length - 1];
+    const route = isRouteCallContext(last) ? last : undefined;
+    if (route !== undefined) args.pop();
     const call = lockedScope.getStore()?.call;
     if (call !== undefined && call.metadata === metadata) {
       // A handler call: LockedInterceptor's token, so that the lock is named from what the
@@ -136,6 +141,20 @@ export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMe
       // invocation in the same scope locks on its own.
       const answer = call.lockCall(original, this, args);
       if (answer !== undefined) return answer;
+    }
+    const managed = (typeof this === 'object' && this !== null ? this : {}) as LockManaged;
+    const redlock = managed[LOCK_MANAGER];
+    if (route !== undefined && redlock !== undefined) {
+      // The route's call, held here rather than by the interceptor (see prepareLockedRoute).
+      return lockRouteCall(
+        redlock,
+        managed[LOCK_MODULE_OPTIONS],
+        original,
+        metadata,
+        this,
+        args,
+        route.context,
+      );
     }
     const locked = new LockedCall(original, metadata, this, args);
     switch (metadata.kind) {
@@ -159,15 +178,6 @@ export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMe
   }
   wrappers.add(wrapped);
   return wrapped;
-}
-
-/** The arguments, with the lock in the positions of `@CurrentLock()` parameters. */
-export function withLock(args: unknown[], metadata: LockedMetadata, lock: Lock): unknown[] {
-  const positions = metadata.currentLockParams;
-  if (positions.length === 0) return args;
-  const copy = [...args];
-  for (const index of positions) copy[index] = lock;
-  return copy;
 }
 
 /** One call of a wrapped method that takes its own lock (through {@link holdForCall}). */
