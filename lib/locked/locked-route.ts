@@ -20,7 +20,7 @@ import { ClientGoneError, watchClientGone } from './hold-client-gone';
 import { holdForCall, type CallFailures } from './hold-for-call';
 import { lockedContextOf } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
-import { lockedScope, type AnyMethod } from './locked-scope';
+import type { AnyMethod } from './locked-scope';
 import { responseHeaderSetter } from './response-header';
 import { holdWhileSent, streamOf } from './stream-hold';
 
@@ -196,9 +196,8 @@ export function lockRouteCall(
         if (waiting.aborted || answered(context)) {
           throw new ClientGoneError(metadata.where);
         }
-        const result = lockedScope.run({ lock }, () =>
-          method.apply(self, withLock(args, metadata, lock)),
-        );
+        // In the hold's scope only (see LockedCall.invoke: no lockedScope on this path).
+        const result = method.apply(self, withLock(args, metadata, lock));
         return Promise.resolve(result).then((value) => {
           if (isObservable(value)) {
             answeredEarly = true;
@@ -259,16 +258,14 @@ function heldObservable(
       done();
     };
     const subscription: Subscription = session.run(() =>
-      lockedScope.run({ lock }, () =>
-        source.subscribe({
-          next: (value) => subscriber.next(value),
-          error: (error: unknown) => finish(() => subscriber.error(error)),
-          complete: () =>
-            finish((lost) =>
-              lost ? subscriber.error(call.map(lost, 'hold')) : subscriber.complete(),
-            ),
-        }),
-      ),
+      source.subscribe({
+        next: (value) => subscriber.next(value),
+        error: (error: unknown) => finish(() => subscriber.error(error)),
+        complete: () =>
+          finish((lost) =>
+            lost ? subscriber.error(call.map(lost, 'hold')) : subscriber.complete(),
+          ),
+      }),
     );
     return () => {
       subscription.unsubscribe();
