@@ -16,7 +16,7 @@ import { RedlockService } from '../redlock.service';
 import { providerLockedContext } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
 import { holdForCall, type CallFailures } from './hold-for-call';
-import { isRouteCallContext, lockRouteCall, withLock } from './locked-route';
+import { lockRouteCall, routeCallContextOf, withLock } from './locked-route';
 import { lockedScope, type AnyMethod } from './locked-scope';
 
 export type { AnyMethod } from './locked-scope';
@@ -131,8 +131,7 @@ export function isLockedWrapper(method: unknown): boolean {
 export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMethod {
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     // A prepared HTTP route (locked-route.ts): Nest passes the call's context last.
-    const last = args.length === 0 ? undefined : args[args.length - 1];
-    const route = isRouteCallContext(last) ? last : undefined;
+    const route = args.length === 0 ? undefined : routeCallContextOf(args[args.length - 1]);
     if (route !== undefined) args.pop();
     const call = lockedScope.getStore()?.call;
     if (call !== undefined && call.metadata === metadata) {
@@ -153,7 +152,7 @@ export function lockMethod(original: AnyMethod, metadata: LockedMetadata): AnyMe
         metadata,
         this,
         args,
-        route.context,
+        route,
       );
     }
     const locked = new LockedCall(original, metadata, this, args);

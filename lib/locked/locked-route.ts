@@ -27,22 +27,27 @@ import { holdWhileSent, streamOf } from './stream-hold';
 /**
  * The execution context of an HTTP route call, passed to a prepared `@Locked` route handler as
  * one more argument (see {@link prepareLockedRoute}); the method wrapper takes it off before the
- * method sees its arguments.
+ * method sees its arguments. Branded with a registered symbol rather than a class: the ESM and
+ * CommonJS builds of this package, loaded side by side, must recognise each other's.
  */
-export class RouteCallContext {
-  constructor(readonly context: ExecutionContext) {}
+export interface RouteCallContext {
+  readonly [ROUTE_CALL]: ExecutionContext;
 }
 
-/** One per process: the ESM and CommonJS builds must recognise each other's argument. */
+const ROUTE_CALL = Symbol.for('nestjs-redlock: the execution context of a @Locked route call');
+
+/** One per process, for the same reason. */
 const routeCallContext = globalSingleton('routeCallContext@1', () =>
-  createParamDecorator(
-    (_data: unknown, context: ExecutionContext) => new RouteCallContext(context),
-  ),
+  createParamDecorator((_data: unknown, context: ExecutionContext): RouteCallContext => ({
+    [ROUTE_CALL]: context,
+  })),
 );
 
-/** True for the argument {@link prepareLockedRoute} adds. */
-export function isRouteCallContext(value: unknown): value is RouteCallContext {
-  return value instanceof RouteCallContext;
+/** The call's context when `value` is the argument {@link prepareLockedRoute} adds. */
+export function routeCallContextOf(value: unknown): ExecutionContext | undefined {
+  return typeof value === 'object' && value !== null
+    ? (value as Partial<RouteCallContext>)[ROUTE_CALL]
+    : undefined;
 }
 
 /** Routes prepared already (two applications of one process share the classes). */
