@@ -110,6 +110,9 @@ export function isLockedWrapper(method: unknown): boolean {
  * it, whatever the order in which modules initialise.
  *
  * Per call:
+ * - invoked by Nest for an HTTP route prepared at bootstrap (its call's context comes as one
+ *   more argument, taken off here): the wrapper holds the call itself, as the interceptor would
+ *   (see `lockRouteCall`) — any method shape, `async` or not;
  * - invoked by Nest for a handler call that `LockedInterceptor` handed over (after guards and
  *   pipes): the lock is named from the handler's arguments and taken here, through the
  *   interceptor, which holds it until the result has ended — any method shape, `async` or not;
