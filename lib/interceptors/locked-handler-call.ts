@@ -50,48 +50,40 @@ export type { LockedCallErrorMapper } from './locked-call-failure';
  *   sending it) and the lock is released once the body has been sent, failed, or its client
  *   went away (see {@link holdWhileSent}).
  *
- * The alternative, capturing the handler's return value where the method is invoked, would
- * need the method wrapper's cooperation; the chain already carries that value, so it is read
- * there. It is exact when `LockedInterceptor` is the innermost interceptor that can stop
- * listening: an interceptor inside the lock that unsubscribes on its own (a `timeout()` placed
- * under `@Locked`) ends the chain while the method still runs (docs/locked.md, "Decorator
- * order").
+ * It is exact when `LockedInterceptor` is the innermost interceptor that can stop listening
+ * (docs/locked.md, "Decorator order"). HTTP routes other than `@Sse` and `@Res()` ones do not come
+ * here: the method wrapper holds their calls (lib/locked/locked-route.ts).
  *
  * While the lock is awaited, a client that goes away aborts the wait (see
  * {@link watchClientGone}); the handler then never runs.
  */
 export class LockedHandlerCall implements CallFailures {
-  // Fields are only declared, and assigned in the constructor: a class field is defined (not
-  // assigned) on every instance, one at a time, and with some twenty of them that cost more per
-  // request than any other step of this call (2.4 % of the app's CPU under load, on Node 20).
+  // Fields only declared (unset: false): defining them per instance cost 2.4 % CPU (Node 20).
   /** The subscriber unsubscribed: nobody listens, but the work may still run. */
-  declare private abandoned: boolean;
+  declare private abandoned?: boolean;
   /**
    * The chain ended before the method took its lock (an interceptor inside ours gave up while
    * pipes ran): a method Nest still invokes afterwards must not take a lock nobody releases.
    */
-  declare private ended: boolean;
+  declare private ended?: boolean;
   /** The method was invoked through the token (once per call). */
-  declare private invoked: boolean;
+  declare private invoked?: boolean;
   /** The session the method runs in, once it runs under the lock. */
   declare private session?: LockSession;
   declare private resources?: readonly string[];
   declare private chain?: Subscription;
   /** Unsubscribe the chain as soon as its subscription exists. */
-  declare private chainStopped: boolean;
+  declare private chainStopped?: boolean;
   /** The streamed bodies of the result, read after the chain completed (HTTP). */
   declare private streams?: Readable[];
   /** Aborts the wait for the lock (the client left, the subscriber left, the chain ended). */
   declare private readonly waiting: CallSignal;
-  /**
-   * False while the method's own Promise is pending (it may outlive the chain: an inner
-   * interceptor's timeout()): the release waits for it.
-   */
-  declare private workSettled: boolean;
+  /** The method's own Promise is pending (it may outlive the chain): the release waits for it. */
+  declare private workPending?: boolean;
   /** The release was asked for: it goes once the method's Promise has settled. */
-  declare private releaseWanted: boolean;
+  declare private releaseWanted?: boolean;
   /** The method resolved to one value: it is held back until the release (see `onValue`). */
-  declare private singleValue: boolean;
+  declare private singleValue?: boolean;
   declare private held?: { value: unknown };
   /** Ends the hold's work, which the core then ends by releasing the lock. */
   declare private finish?: () => void;
@@ -122,14 +114,7 @@ export class LockedHandlerCall implements CallFailures {
     this.metadata = metadata;
     this.redlock = redlock;
     this.mapError = mapError;
-    this.abandoned = false;
-    this.ended = false;
-    this.invoked = false;
-    this.chainStopped = false;
     this.waiting = new CallSignal();
-    this.workSettled = true;
-    this.releaseWanted = false;
-    this.singleValue = false;
     const call: LockedCallToken = Object.freeze({
       metadata,
       lockCall: (method: AnyMethod, self: unknown, args: unknown[]) =>
@@ -245,7 +230,7 @@ export class LockedHandlerCall implements CallFailures {
     } catch (error) {
       result = Promise.reject(error);
     }
-    this.workSettled = false;
+    this.workPending = true;
     Promise.resolve(result).then(
       (value) => {
         this.workDone();
@@ -272,7 +257,7 @@ export class LockedHandlerCall implements CallFailures {
 
   /** The method's own Promise settled: a release asked for meanwhile goes now. */
   private workDone(): void {
-    this.workSettled = true;
+    this.workPending = false;
     if (this.releaseWanted) this.finish?.();
   }
 
@@ -421,7 +406,7 @@ export class LockedHandlerCall implements CallFailures {
               this.released = resolve;
             });
       this.releaseWanted = true;
-      if (this.workSettled) this.finish?.();
+      if (!this.workPending) this.finish?.();
     }
     return this.releasing;
   }
