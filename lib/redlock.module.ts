@@ -1,5 +1,5 @@
 import { Module, type NestModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, ModuleRef } from '@nestjs/core';
 import { LockedExplorer } from './locked.explorer';
 import { ConfigurableRedlockModule, REDLOCK_MODULE_OPTIONS } from './redlock.module-definition';
 import { RedlockService } from './redlock.service';
@@ -27,7 +27,9 @@ import { RedlockService } from './redlock.service';
   exports: [RedlockService, REDLOCK_MODULE_OPTIONS],
 })
 export class RedlockModule extends ConfigurableRedlockModule implements NestModule {
-  constructor(private readonly explorer: LockedExplorer) {
+  // ModuleRef rather than the explorer itself: the module class is public API, and its
+  // constructor's parameter types appear in the API report; the explorer is internal.
+  constructor(private readonly moduleRef: ModuleRef) {
     super();
   }
 
@@ -36,6 +38,6 @@ export class RedlockModule extends ConfigurableRedlockModule implements NestModu
    * routes: `@Locked` route handlers are prepared to lock without the interceptor (issue 26).
    */
   configure(): void {
-    this.explorer.prepareRoutes();
+    this.moduleRef.get(LockedExplorer, { strict: true }).prepareRoutes();
   }
 }

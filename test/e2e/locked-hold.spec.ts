@@ -13,7 +13,7 @@ import {
   type PipeTransform,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { from, mergeMap, Observable, throwError, timeout } from 'rxjs';
+import { from, map, mergeMap, Observable, throwError, timeout } from 'rxjs';
 import request from 'supertest';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
 import { startFleet, type RedisFleet } from '../support/fleet';
@@ -135,6 +135,32 @@ function recordingInterceptor(resource: string) {
 const AboveInterceptor = recordingInterceptor('order:locked-above');
 const BelowInterceptor = recordingInterceptor('order:locked-below');
 
+/**
+ * Records whether the lock of `resource` was still on a quorum when the handler's result
+ * reached the interceptor (its code after `next.handle()`).
+ */
+const resultInsideLock = new Map<string, boolean>();
+function resultRecordingInterceptor(resource: string) {
+  @Injectable()
+  class ResultRecording implements NestInterceptor {
+    intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+      return next.handle().pipe(
+        mergeMap((value: unknown) =>
+          from(nodesHolding(fleet, resource)).pipe(
+            map((nodes) => {
+              resultInsideLock.set(resource, nodes >= 2);
+              return value;
+            }),
+          ),
+        ),
+      );
+    }
+  }
+  return ResultRecording;
+}
+const ResultAboveInterceptor = resultRecordingInterceptor('order:result-above');
+const ResultBelowInterceptor = resultRecordingInterceptor('order:result-below');
+
 @Controller('order')
 class OrderController {
   /** Documented: @Locked written above @UseInterceptors → that interceptor runs outside the lock. */
@@ -150,6 +176,21 @@ class OrderController {
   @UseInterceptors(BelowInterceptor)
   @Locked('order:locked-below')
   async lockedBelow() {
+    return { ok: true };
+  }
+
+  /** Documented: on an HTTP route every interceptor sees the result after the release. */
+  @Post('result-above')
+  @Locked('order:result-above')
+  @UseInterceptors(ResultAboveInterceptor)
+  async resultAbove() {
+    return { ok: true };
+  }
+
+  @Post('result-below')
+  @UseInterceptors(ResultBelowInterceptor)
+  @Locked('order:result-below')
+  async resultBelow() {
     return { ok: true };
   }
 }
@@ -263,5 +304,16 @@ describe('@Locked holds the lock as long as the handler works (issue 6 items 5, 
       expect((await post('/order/locked-below')).status).toBe(201);
       expect(insideLock.get('order:locked-below')).toBe(false);
     });
+
+    // The HTTP route path (lib/locked/locked-route.ts): the method wrapper holds the call and
+    // answers after the release, so no interceptor sees the result under the lock, wherever it
+    // is written. Through Nest's interceptor pipeline, X written below @Locked would.
+    it.each(['above', 'below'])(
+      'an HTTP route, @Locked written %s @UseInterceptors(X): X sees the result after the release',
+      async (where) => {
+        expect((await post(`/order/result-${where}`)).status).toBe(201);
+        expect(resultInsideLock.get(`order:result-${where}`)).toBe(false);
+      },
+    );
   });
 });
