@@ -149,6 +149,26 @@ async function main() {
       if (!fs.existsSync(path.join(root, file))) fail(`${format}: ${file} does not exist`);
     }
   }
+  // Every exported class or function keeps its own name in both builds: the build turns
+  // esbuild's keepNames off (tsup.config.ts: a defineProperty per closure on the hot path), so a
+  // bundling collision would rename a class (`Foo` -> `Foo2`), and an error's `name` is its
+  // class's (lib/core/errors.ts).
+  for (const [entry, api] of [
+    ['.', cjs],
+    ['.', esm],
+    ['testing', cjsTesting],
+    ['testing', esmTesting],
+    ['terminus', cjsTerminus],
+    ['terminus', esmTerminus],
+    ['adapters', cjsAdapters],
+    ['adapters', esmAdapters],
+  ]) {
+    for (const [name, value] of Object.entries(api)) {
+      if (typeof value === 'function' && value.name !== name) {
+        fail(`${entry}: export ${name} is named ${JSON.stringify(value.name)} in the build`);
+      }
+    }
+  }
   // The adapters entry bundles its own copy of the errors an adapter throws; the core knows them
   // by brand, as it knows the errors of the other format's build.
   for (const name of ['NodeTimeoutError', 'KeyTypeConflict']) {

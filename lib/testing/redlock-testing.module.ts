@@ -26,24 +26,32 @@ export type RedlockTestingModuleOptions = Omit<RedlockModuleOptions, 'nodes'>;
 export class RedlockTestingModule {
   /** The module, with lock options as `RedlockModule.forRoot` takes them (defaults otherwise). */
   static forRoot(options: RedlockTestingModuleOptions = {}): DynamicModule {
-    // It provides RedlockService as RedlockModule does: `@Locked` must not take it for missing
-    // (module-registry.ts; the same shared counter, whichever copy of the package counts).
-    globalSingleton('redlockModuleDefinitions@1', () => ({ count: 0 })).count++;
-    const moduleOptions: RedlockModuleOptions = {
-      // Nothing to quarantine, nobody to notify in one process: the node has no INFO, no pub/sub.
-      quarantine: false,
-      ...options,
-      nodes: [new InMemoryRedisNode()],
-    };
-    return {
-      module: RedlockTestingModule,
-      global: true,
-      providers: [
-        { provide: REDLOCK_MODULE_OPTIONS, useValue: moduleOptions },
-        { provide: RedlockService, useClass: TestingRedlockService },
-        RedlockTesting,
-      ],
-      exports: [RedlockService, REDLOCK_MODULE_OPTIONS, RedlockTesting],
-    };
+    return testingModule(options);
   }
+}
+
+/**
+ * {@link RedlockTestingModule.forRoot}'s module. Outside the class: a reference to the class from
+ * its own body makes the build name it `_RedlockTestingModule` (tsup.config.ts, keepNames).
+ */
+function testingModule(options: RedlockTestingModuleOptions): DynamicModule {
+  // It provides RedlockService as RedlockModule does: `@Locked` must not take it for missing
+  // (module-registry.ts; the same shared counter, whichever copy of the package counts).
+  globalSingleton('redlockModuleDefinitions@1', () => ({ count: 0 })).count++;
+  const moduleOptions: RedlockModuleOptions = {
+    // Nothing to quarantine, nobody to notify in one process: the node has no INFO, no pub/sub.
+    quarantine: false,
+    ...options,
+    nodes: [new InMemoryRedisNode()],
+  };
+  return {
+    module: RedlockTestingModule,
+    global: true,
+    providers: [
+      { provide: REDLOCK_MODULE_OPTIONS, useValue: moduleOptions },
+      { provide: RedlockService, useClass: TestingRedlockService },
+      RedlockTesting,
+    ],
+    exports: [RedlockService, REDLOCK_MODULE_OPTIONS, RedlockTesting],
+  };
 }

@@ -249,14 +249,15 @@ export class IoredisNode extends ScriptedNode {
             `create it with { ${changes.join(', ')} } (lock attempts stay bounded by nodeTimeout)`,
         );
       }
-      return new IoredisNode(spec, false, nodeTimeout, logger, clock);
+      // `this`, not the class's name: see DescribedNodeError.of.
+      return new this(spec, false, nodeTimeout, logger, clock);
     }
     const forced = failFastOptions(nodeTimeout);
     const client =
       typeof spec === 'string'
         ? new Redis(spec, forced)
         : new Redis({ ...spec, ...forced, commandTimeout: spec.commandTimeout ?? nodeTimeout });
-    return new IoredisNode(client, true, nodeTimeout, logger, clock);
+    return new this(client, true, nodeTimeout, logger, clock);
   }
 }
 

@@ -137,9 +137,11 @@ export class DescribedNodeError extends Error {
 
   /** `error` in the library's words: itself when it already is, else a new one describing it. */
   static of(error: unknown, context?: ConnectionContext, lastConnectError?: unknown) {
-    if (error instanceof DescribedNodeError) return error;
+    // `this`, not the class's name: a reference to the class from its own body makes the build
+    // name it `_DescribedNodeError` (tsup.config.ts, keepNames).
+    if (error instanceof this) return error;
     const { problem, text } = describeNodeError(error, context, lastConnectError);
-    return new DescribedNodeError(problem, text);
+    return new this(problem, text);
   }
 }
 brandErrorClass(DescribedNodeError, 'DescribedNodeError');
