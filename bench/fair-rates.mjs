@@ -106,7 +106,7 @@ async function uncontended(urls, counters, fairness, ms) {
   };
 }
 
-const fleet = await startLocalFleet(5);
+const fleet = await startLocalFleet(Number(option('--nodes', 5)));
 const counters = serverCounters(fleet.urls);
 try {
   for (let r = 0; r < repeats; r++) {

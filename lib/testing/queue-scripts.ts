@@ -211,7 +211,9 @@ export function handOff(
   request: HandOffRequest,
 ): HandOffReply {
   const { queues } = store;
-  if (store.get(key) !== value) {
+  // A key reserved for the holder's group counts as the holder's (see the script's comment).
+  const current = store.get(key);
+  if (current !== value && current !== RESERVED + request.group) {
     queues.remove(queueKey, request.group);
     return 'notOurs';
   }

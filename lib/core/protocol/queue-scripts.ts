@@ -72,8 +72,14 @@ return {0, pttl}
  * does not hold the holder's value (then 0, nothing else written): a queued attempt that won on
  * a quorum queued its group on the nodes where it met a holder, and an entry left there named a
  * group nobody waited in any more — its reservation idled the lock a whole lease (issue 24 item
- * 2b: 300-700 ms stalls under open-loop arrivals). Then, only while the key holds the holder's
- * value, in the order in which the waiters started waiting, on this server's clock:
+ * 2b: 300-700 ms stalls under open-loop arrivals). For the same reason a key *reserved* for the
+ * holder's group counts as the holder's: the entry was served before the release came (that
+ * holder's release reserved the key for the group, which held the lock elsewhere already), and
+ * nobody would claim it (bench/fair-rates.mjs, 3 nodes, 300/s: one node idled a whole lease at a
+ * time, and every group switch waited for its turn timer; wait p99 230-390 ms). A reservation
+ * is no owner value: passing it on, as the group's own claim and release would, can meet no
+ * holder. Then, only while the key holds the holder's value (or that reservation), in the order
+ * in which the waiters started waiting, on this server's clock:
  * - the holder's next local waiter, when it waited longer than every queued group: the key is
  *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
  *   returns 2;
@@ -102,7 +108,7 @@ export const HAND_OFF_SCRIPT = script(
   'hand-off',
   `
 local cur = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0w', KEYS[1] .. '\\0p')
-if cur[1] ~= ARGV[1] then
+if cur[1] ~= ARGV[1] and cur[1] ~= '\\0r' .. ARGV[2] then
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 0
 end
