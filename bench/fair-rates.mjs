@@ -2,8 +2,10 @@
 // runs without the peers' bench/node_modules: S5's shape at fixed rates — Poisson arrivals over 2
 // processes on one hot key, a 1 ms critical section — for `fairness: 'off'` and `'queue'`, and an
 // S1-like uncontended cycle (c = 1) for both. Reports served/s, wait p50/p99/max, order
-// inversions (bench/lib/s5.mjs orderInversions) and lock-node commands per success.
+// inversions (bench/lib/s5.mjs orderInversions; how many came within 0.5 / 1 ms of the request
+// they overtook) and lock-node commands per success.
 //   npm run build && node bench/fair-rates.mjs [--rates 100,300] [--seconds 10] [--repeats 2]
+//     [--modes off,queue] [--nodes 5]
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -62,7 +64,7 @@ async function openLoop(urls, counters, fairness, rate, tag) {
   const results = await Promise.all(workers.map((w) => w.next()));
   const after = await counters.snapshot();
   await Promise.all(workers.map((w) => w.exited));
-  const requests = requestsOf(results, goAt);
+  const requests = results.flatMap((r, p) => requestsOf([r], goAt).map((q) => ({ ...q, p })));
   const served = requests.filter((r) => Number.isFinite(r.servedAt));
   const waits = served.map((r) => r.servedAt - r.arrivedAt);
   const lastServed = Math.max(...served.map((r) => r.servedAt));
@@ -79,7 +81,34 @@ async function openLoop(urls, counters, fairness, rate, tag) {
     p99: quantile(waits, 0.99),
     max: Math.max(...waits),
     inversions: orderInversions(requests) / Math.max(1, served.length),
+    nearTies: nearTies(requests),
     commands: server.commands / served.length,
+  };
+}
+
+/**
+ * The overtakings by how soon after the request it overtook each came: `[< 0.5 ms, < 1 ms, all]`
+ * (the latest earlier arrival it overtook), and how many were of the same process. Near-ties are
+ * what ordering by start of waiting to the ms left to chance (issue 24).
+ */
+function nearTies(requests) {
+  const gaps = [];
+  for (const r of requests) {
+    if (!Number.isFinite(r.servedAt)) continue;
+    let overtaken;
+    for (const o of requests) {
+      if (o.arrivedAt < r.arrivedAt && o.servedAt > r.servedAt) {
+        if (overtaken === undefined || o.arrivedAt > overtaken.arrivedAt) overtaken = o;
+      }
+    }
+    if (overtaken !== undefined)
+      gaps.push([r.arrivedAt - overtaken.arrivedAt, overtaken.p === r.p]);
+  }
+  return {
+    under05: gaps.filter(([g]) => g < 0.5).length,
+    under1: gaps.filter(([g]) => g < 1).length,
+    all: gaps.length,
+    sameProcess: gaps.filter(([, same]) => same).length,
   };
 }
 
@@ -120,7 +149,7 @@ try {
       for (const fairness of r % 2 ? [...modes].reverse() : modes) {
         const x = await openLoop(fleet.urls, counters, fairness, rate, `${fairness}${rate}r${r}`);
         log(
-          `S5 ${rate}/s ${fairness}: served ${x.served}/${x.arrivals} at ${x.servedPerS.toFixed(0)}/s (arrivals ${x.arrivalPerS.toFixed(0)}/s), wait p50 ${x.p50.toFixed(1)} p99 ${x.p99.toFixed(1)} max ${x.max.toFixed(0)} ms, overtaken ${(x.inversions * 100).toFixed(2)}%, ${x.commands.toFixed(1)} cmds/success`,
+          `S5 ${rate}/s ${fairness}: served ${x.served}/${x.arrivals} at ${x.servedPerS.toFixed(0)}/s (arrivals ${x.arrivalPerS.toFixed(0)}/s), wait p50 ${x.p50.toFixed(1)} p99 ${x.p99.toFixed(1)} max ${x.max.toFixed(0)} ms, overtaken ${(x.inversions * 100).toFixed(2)}% (${x.nearTies.under05} of ${x.nearTies.all} within 0.5 ms, ${x.nearTies.under1} within 1 ms, ${x.nearTies.sameProcess} same process), ${x.commands.toFixed(1)} cmds/success`,
         );
         await delay(500);
       }

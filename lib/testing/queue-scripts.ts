@@ -12,10 +12,18 @@ import type {
  * LEAVE_QUEUE_SCRIPT), written once over an in-memory store, for every node without Redis: the
  * testing module's {@link InMemoryRedisNode}, and the unit tests' MemoryNode and SimNode. Each
  * function is one script run: the caller applies it atomically. Arguments are read as the
- * adapters send them (script-replies.ts `queuedArgs`, `handOffArgs`: ages floored, leases
+ * adapters send them (script-replies.ts `queuedArgs`, `handOffArgs`: ages to the µs, leases
  * rounded up). test/support/queue-contract.ts runs the same cases against these fakes and a real
  * server.
  */
+
+/**
+ * A waiter's age as the adapters send it (script-replies.ts `ageArg`: ms to the µs, never
+ * negative). Restated here: this module reaches the package only for types.
+ */
+function ageArg(ms: number): number {
+  return Math.max(0, Math.round(ms * 1000) / 1000);
+}
 
 /** What a script reads and writes on one node: its string keys, clock, queues and channels. */
 export interface ScriptStore {
@@ -164,12 +172,12 @@ export function plainWait(
 
 /** plainMark (lib/core/protocol/scripts.ts): `key` is waited for since (server time - age). */
 export function markPlain(store: ScriptStore, key: string, wait: PlainWait): void {
-  const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(wait.ageMs));
+  const started = store.serverNow() - ageArg(wait.ageMs);
   const mark = store.get(key + PLAIN);
   const marked = mark === undefined ? Infinity : Number(mark);
   const keep = Math.max(store.pttl(key), 0) + Math.ceil(wait.keepMs);
   if (started < marked || store.pttl(key + PLAIN) < keep) {
-    store.set(key + PLAIN, String(Math.min(started, marked)), keep);
+    store.set(key + PLAIN, Math.min(started, marked).toFixed(3), keep);
   }
 }
 
@@ -194,8 +202,7 @@ export function acquireQueued(
   }
   const pttl = store.pttl(key);
   if (store.queues.score(queueKey, ticket.group) === undefined) {
-    const age = Math.max(0, Math.floor(ticket.ageMs));
-    store.queues.add(queueKey, ticket.group, Math.floor(store.serverNow()) - age);
+    store.queues.add(queueKey, ticket.group, store.serverNow() - ageArg(ticket.ageMs));
   }
   const keep = Math.max(pttl, 0) + Math.ceil(ticket.keepMs);
   if (store.queues.pttl(queueKey) < keep) markQueued(store, key, queueKey, keep);
@@ -228,7 +235,7 @@ export function handOff(
   const hasNext = next !== undefined && next.value !== '';
   const plain = mark !== undefined && (hasNext || head !== undefined) ? Number(mark) : undefined;
   if (next !== undefined && hasNext) {
-    const started = Math.floor(store.serverNow()) - Math.max(0, Math.floor(next.ageMs));
+    const started = store.serverNow() - ageArg(next.ageMs);
     if ((head === undefined || started <= head[1]) && (plain === undefined || started <= plain)) {
       store.set(key, next.value, next.ttl);
       return 'swapped';

@@ -152,6 +152,20 @@ export function queueContract(harness: () => QueueHarness): void {
     }
   });
 
+  it('start of waiting is kept to the µs, not floored to the ms (issue 24: near-ties ordered by chance)', async () => {
+    // Two processes' waiters starting within the same ms were ordered by chance with ms scores:
+    // nearly every order inversion at 300 arrivals/s (bench/fair-rates.mjs). Floored, every
+    // score here would be a whole number.
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'someone', 3_000);
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('a', { ageMs: 5.25 }));
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('b', { ageMs: 7.5 }));
+    const scores = (await h.queue(queueKey)).map(([, score]) => score);
+    expect(scores).toHaveLength(2);
+    expect(scores.some((score) => !Number.isInteger(score))).toBe(true);
+  });
+
   it('the queue is ordered by start of waiting (older first), and its expiry is only lengthened', async () => {
     const h = harness();
     const { key, queueKey } = names();

@@ -49,7 +49,7 @@ end
 local pttl = redis.call('PTTL', KEYS[1])
 if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
   local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
   redis.call('ZADD', KEYS[2], now - tonumber(ARGV[4]), ARGV[3])
 end
 local keep = math.max(pttl, 0) + tonumber(ARGV[5])
@@ -123,7 +123,7 @@ local plain
 if cur[3] and (ARGV[3] ~= '' or head[1]) then plain = tonumber(cur[3]) end
 if ARGV[3] ~= '' then
   local time = redis.call('TIME')
-  local started = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) - tonumber(ARGV[5])
+  local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(ARGV[5])
   if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
     redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
     return 2
