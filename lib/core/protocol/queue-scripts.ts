@@ -82,7 +82,8 @@ return {0, pttl}
  * in which the waiters started waiting, on this server's clock:
  * - the holder's next local waiter, when it waited longer than every queued group: the key is
  *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
- *   returns 2;
+ *   returns 2 (with nobody queued and no plain waiter, without reading the clock: one command
+ *   less per node on the busiest hand-off, issue 24's S2);
  * - else the queue's first group: the key is reserved for it (`\0r` + id, a short lease, so a
  *   group that died costs at most that), the holder's group queues behind it when it has
  *   waiters left, and the reservation is announced (`id|n|group`): returns 1;
@@ -122,6 +123,10 @@ end
 local plain
 if cur[3] and (ARGV[3] ~= '' or head[1]) then plain = tonumber(cur[3]) end
 if ARGV[3] ~= '' then
+  if not head[1] and not plain then
+    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+    return 2
+  end
   local time = redis.call('TIME')
   local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(ARGV[5])
   if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
