@@ -72,14 +72,8 @@ export class LockedExplorer implements OnModuleInit {
     for (const wrapper of this.discovery.getControllers()) {
       const type = classOf(wrapper);
       if (type === undefined) continue;
-      for (let p: object | null = type.prototype; p && p !== Object.prototype;) {
-        for (const key of Reflect.ownKeys(p)) {
-          if (key === 'constructor') continue;
-          const value: unknown = Object.getOwnPropertyDescriptor(p, key)?.value;
-          if (typeof value !== 'function' || getLockedMetadata(value) === undefined) continue;
-          prepareLockedRoute(type, p, key, LockedInterceptor);
-        }
-        p = Object.getPrototypeOf(p) as object | null;
+      for (const { owner, key } of lockedMethodsOf(type.prototype)) {
+        prepareLockedRoute(type, owner, key, LockedInterceptor);
       }
     }
   }
@@ -302,10 +296,16 @@ function classOf(wrapper: InstanceWrapper): Class | undefined {
 }
 
 /** The `@Locked` methods of a prototype chain, symbol-named and inherited ones included. */
-function lockedMethodsOf(
-  prototype: object | null | undefined,
-): { method: Method; metadata: LockedMetadata }[] {
-  const found: { method: Method; metadata: LockedMetadata }[] = [];
+/** A `@Locked` method, with the prototype that defines it and its name there. */
+interface LockedMethod {
+  method: Method;
+  metadata: LockedMetadata;
+  owner: object;
+  key: string | symbol;
+}
+
+function lockedMethodsOf(prototype: object | null | undefined): LockedMethod[] {
+  const found: LockedMethod[] = [];
   const seen = new Set<unknown>();
   for (let p = prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
     for (const key of Reflect.ownKeys(p)) {
@@ -314,7 +314,7 @@ function lockedMethodsOf(
       if (typeof value !== 'function' || seen.has(value)) continue;
       seen.add(value);
       const metadata = getLockedMetadata(value);
-      if (metadata !== undefined) found.push({ method: value as Method, metadata });
+      if (metadata !== undefined) found.push({ method: value as Method, metadata, owner: p, key });
     }
   }
   return found;
