@@ -101,7 +101,12 @@ export function assembleParts(
   }
   for (const node of nodes) node.onHealth?.((state) => observer.nodeHealth(node.name, state));
   if (options.fencing) assertCanFence(nodes);
-  const suspicion = new Suspicion(nodes, clock, options.nodeTimeout);
+  // A hung node keeps its connection open, so no connection event reports it: the suspicion,
+  // which sees every request's answer, does (a warning line and a `nodeSlow` event).
+  const suspicion = new Suspicion(nodes, clock, options.nodeTimeout, (node) => {
+    observer.nodeHealth(node.name, 'slow');
+    logger?.warn(`Redis node ${node.name} did not answer a command in time (hung or overloaded)`);
+  });
   const round: RoundContext = {
     nodes,
     quorum,

@@ -9,6 +9,9 @@ import type { RedisNode } from './node';
  */
 export const PROBE_INTERVAL_MS = 250;
 
+/** A node found late is reported (`hung`: a warning line and a `nodeSlow` event) at most this often. */
+export const HUNG_REPORT_INTERVAL_MS = 10_000;
+
 /** One node as the suspicion sees it. */
 class Watched {
   /**
@@ -21,6 +24,8 @@ class Watched {
   suspected = false;
   probing = false;
   timer?: ClockTimer;
+  /** When this node was last reported late (monotonic ms). */
+  reportedAt = -Infinity;
 }
 
 /**
@@ -48,11 +53,19 @@ export class Suspicion implements NodeWatch {
   private readonly watched = new Map<RedisNode, Watched>();
   private suspects = 0;
   private closed = false;
+  /** Armed while some node owes a reply: finds one that owes it past `nodeTimeout`. */
+  private watchdog?: ClockTimer;
 
   constructor(
     private readonly nodes: readonly RedisNode[],
     private readonly clock: Clock,
     private readonly nodeTimeout: number,
+    /**
+     * Told of a node that did not answer within `nodeTimeout` on a live connection, at most every
+     * {@link HUNG_REPORT_INTERVAL_MS} per node — whether or not it is then suspected (a node late
+     * together with most others is not skipped, but it is still late).
+     */
+    private readonly reportLate?: (node: RedisNode) => void,
   ) {
     for (const node of nodes) {
       if (typeof node.ping === 'function') this.watched.set(node, new Watched());
@@ -69,7 +82,7 @@ export class Suspicion implements NodeWatch {
     // times its commands out (a caller's client may not).
     for (const [node, w] of this.watched) {
       if (!w.suspected && w.owingSince !== undefined && now - w.owingSince > this.nodeTimeout) {
-        this.suspect(node, w);
+        this.late(node, w);
       }
     }
     if (this.suspects === 0) return undefined;
@@ -83,13 +96,16 @@ export class Suspicion implements NodeWatch {
 
   sent(node: RedisNode): void {
     const w = this.watched.get(node);
-    if (w !== undefined && w.owingSince === undefined) w.owingSince = this.clock.now();
+    if (w !== undefined && w.owingSince === undefined) {
+      w.owingSince = this.clock.now();
+      this.armWatchdog();
+    }
   }
 
   settled(node: RedisNode, timedOut: boolean): void {
     const w = this.watched.get(node);
     if (w === undefined) return;
-    if (timedOut) this.suspect(node, w);
+    if (timedOut) this.late(node, w);
     // Any answer shows the node is working through what it was sent.
     else w.owingSince = undefined;
   }
@@ -97,7 +113,39 @@ export class Suspicion implements NodeWatch {
   /** Stops every probe (the lock manager is closing). */
   close(): void {
     this.closed = true;
+    this.clock.clearTimer(this.watchdog);
     for (const w of this.watched.values()) this.clock.clearTimer(w.timer);
+  }
+
+  /**
+   * One timer for every node, not one per request: the clients need no command timeout of their
+   * own (ioredis' cost a timer per command, most of a lock cycle's timers), yet a hung node is
+   * found and reported within about `nodeTimeout` even when no round waits for it (a quorum
+   * answered first) and no round follows. Re-armed only while some node still owes a reply.
+   */
+  private armWatchdog(): void {
+    if (this.watchdog !== undefined || this.closed) return;
+    this.watchdog = this.clock.setTimer(() => {
+      this.watchdog = undefined;
+      const now = this.clock.now();
+      let owing = false;
+      for (const [node, w] of this.watched) {
+        if (w.owingSince === undefined) continue;
+        owing = true;
+        if (now - w.owingSince > this.nodeTimeout) this.late(node, w);
+      }
+      if (owing) this.armWatchdog();
+    }, this.nodeTimeout + 1);
+  }
+
+  /** `node` did not answer within `nodeTimeout`: reported (rate-limited), and suspected. */
+  private late(node: RedisNode, w: Watched): void {
+    const now = this.clock.now();
+    if (!this.closed && now - w.reportedAt >= HUNG_REPORT_INTERVAL_MS) {
+      w.reportedAt = now;
+      this.reportLate?.(node);
+    }
+    this.suspect(node, w);
   }
 
   private suspect(node: RedisNode, w: Watched): void {

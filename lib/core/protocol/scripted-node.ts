@@ -2,7 +2,6 @@ import { monotonicClock, type Clock } from '../clock';
 import type { RedlockLogger } from '../observability/logger';
 import {
   KeyTypeConflict,
-  NodeTimeoutError,
   type AcquireReply,
   type HandOffReply,
   type HandOffRequest,
@@ -52,9 +51,6 @@ import { ReleaseChannels } from './release-channels';
 import { ServerIdentity } from './server-identity';
 import type { CommandArg, RedisTransport } from '../nodes/transport';
 
-/** At most one "did not answer" warning per node in this interval. */
-const HUNG_WARNING_INTERVAL_MS = 10_000;
-
 /** Where a {@link ScriptedNode} says what happens to its connection, and which clock it reads. */
 export interface ScriptedNodeOptions {
   /**
@@ -98,7 +94,6 @@ export class ScriptedNode implements RedisNode {
   private down = false;
   /** This node is closing its own connection: the close is not a node going down. */
   private closing = false;
-  private lastHungWarning = -Infinity;
   /** Whether the server takes `SET … NX GET` (Redis ≥ 7.0); learnt on the first refusal. */
   private setNxGet = true;
 
@@ -360,12 +355,13 @@ export class ScriptedNode implements RedisNode {
       });
   }
 
-  /** What a failed lock command means: WRONGTYPE is a key conflict; a hung node is warned about. */
+  /**
+   * What a failed lock command means: WRONGTYPE is a key conflict. A timeout is reported by the
+   * lock manager's suspicion (suspicion.ts), for every adapter alike.
+   */
   private failed(error: unknown): Error {
     if (isWrongType(error)) return new KeyTypeConflict((error as Error).message);
-    const described = this.transport.describe(error);
-    if (described instanceof NodeTimeoutError) this.warnHung();
-    return described;
+    return this.transport.describe(error);
   }
 
   private onReady(): void {
@@ -392,20 +388,6 @@ export class ScriptedNode implements RedisNode {
       this.logger.warn(`Redis node ${this.name} is unreachable${why}`);
     }
     this.report('down');
-  }
-
-  /**
-   * A hung node keeps its connection open, so no connection event reports it; its commands
-   * time out instead. Said at most once per interval, not once per command.
-   */
-  private warnHung(): void {
-    const now = performance.now();
-    if (now - this.lastHungWarning < HUNG_WARNING_INTERVAL_MS) return;
-    this.lastHungWarning = now;
-    this.report('slow');
-    this.logger?.warn(
-      `Redis node ${this.name} did not answer a command in time (hung or overloaded)`,
-    );
   }
 
   private report(state: NodeHealth): void {
