@@ -256,9 +256,7 @@ export class IoredisNode extends ScriptedNode {
     }
     const forced = failFastOptions(nodeTimeout);
     const client =
-      typeof spec === 'string'
-        ? new Redis(spec, forced)
-        : new Redis({ ...spec, ...forced });
+      typeof spec === 'string' ? new Redis(spec, forced) : new Redis({ ...spec, ...forced });
     return new this(client, true, nodeTimeout, logger, clock);
   }
 }
