@@ -138,7 +138,7 @@ export class ScriptedNode implements RedisNode {
     return this.identity.identify(this.transport.isReady);
   }
 
-  async acquire(
+  acquire(
     keys: readonly string[],
     value: string,
     ttl: number,
@@ -146,22 +146,27 @@ export class ScriptedNode implements RedisNode {
     wait?: PlainWait,
   ): Promise<AcquireReply> {
     if (fenceKeys === undefined && keys.length === 1 && this.setNxGet) {
-      const reply = await this.setIfAbsent(keys[0], value, ttl, wait);
-      if (reply !== undefined) return reply;
+      return this.setIfAbsent(keys, value, ttl, wait);
     }
+    return this.acquireScripted(keys, value, ttl, fenceKeys, wait);
+  }
+
+  private acquireScripted(
+    keys: readonly string[],
+    value: string,
+    ttl: number,
+    fenceKeys: readonly string[] | undefined,
+    wait: PlainWait | undefined,
+  ): Promise<AcquireReply> {
     const waiting = plainWaitArgs(wait);
     if (fenceKeys === undefined) {
-      return acquireReply(await this.run(ACQUIRE_SCRIPT, keys, value, ttl, ...waiting));
+      return this.runAs(ACQUIRE_SCRIPT, keys, [value, ttl, ...waiting], acquireReply);
     }
-    return fencedAcquireReply(
-      await this.run(
-        ACQUIRE_FENCED_SCRIPT,
-        [...keys, ...fenceKeys],
-        value,
-        ttl,
-        keys.length,
-        ...waiting,
-      ),
+    return this.runAs(
+      ACQUIRE_FENCED_SCRIPT,
+      [...keys, ...fenceKeys],
+      [value, ttl, keys.length, ...waiting],
+      fencedAcquireReply,
     );
   }
 
@@ -170,30 +175,46 @@ export class ScriptedNode implements RedisNode {
    * GET` (Redis ≥ 7.0) sets it if absent and returns the old value otherwise — one command
    * instead of a script running GET and SET, and a non-string value still fails with
    * WRONGTYPE. The blocking lease is read only when the key was taken (the failure path).
-   * `undefined` on a server without `NX` + `GET` (Redis < 7): the script is used from then on.
+   * On a server without `NX` + `GET` (Redis < 7) the script is used, from then on.
+   *
+   * Written with `then`, not `async`/`await`, as are the other operations of a lock cycle: each
+   * `async` layer is promises of its own, per node and per operation (an `AsyncLocalStorage` in
+   * use makes every one of them cost more).
    */
-  private async setIfAbsent(
+  private setIfAbsent(
+    keys: readonly string[],
+    value: string,
+    ttl: number,
+    wait: PlainWait | undefined,
+  ): Promise<AcquireReply> {
+    const key = keys[0];
+    return this.transport.call('SET', [key, value, 'PX', ttl, 'NX', 'GET']).then(
+      (previous) => (previous === null ? ACQUIRED : this.metHeld(key, value, ttl, wait)),
+      (error: unknown) => {
+        if (error instanceof Error && /syntax error/i.test(error.message)) {
+          this.setNxGet = false;
+          return this.acquireScripted(keys, value, ttl, undefined, wait);
+        }
+        throw this.failed(error);
+      },
+    );
+  }
+
+  /** `SET NX` found the key set: its lease, or for a waiter outside the queues, PLAIN_WAIT. */
+  private async metHeld(
     key: string,
     value: string,
     ttl: number,
-    wait?: PlainWait,
-  ): Promise<AcquireReply | undefined> {
-    let previous: unknown;
-    try {
-      previous = await this.transport.call('SET', [key, value, 'PX', ttl, 'NX', 'GET']);
-    } catch (error) {
-      if (error instanceof Error && /syntax error/i.test(error.message)) {
-        this.setNxGet = false;
-        return undefined;
-      }
-      throw this.failed(error);
-    }
-    if (previous === null) return ACQUIRED;
+    wait: PlainWait | undefined,
+  ): Promise<AcquireReply> {
     // A waiter outside the queues: takes a key reserved for it, or marks the key as waited for
     // (issue 24 item 1), in place of the PTTL.
     if (wait !== undefined) {
-      return acquireReply(
-        await this.run(PLAIN_WAIT_SCRIPT, [key], value, ttl, ...plainWaitArgs(wait)),
+      return this.runAs(
+        PLAIN_WAIT_SCRIPT,
+        [key],
+        [value, ttl, ...plainWaitArgs(wait)],
+        acquireReply,
       );
     }
     const pttl = await this.lease(key);
@@ -209,15 +230,15 @@ export class ScriptedNode implements RedisNode {
     }
   }
 
-  async extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
-    return Number(await this.run(EXTEND_SCRIPT, keys, value, ttl)) === 1;
+  extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
+    return this.runAs(EXTEND_SCRIPT, keys, [value, ttl], isOne);
   }
 
-  async release(keys: readonly string[], value: string, announce = ''): Promise<number> {
-    return Number(await this.run(RELEASE_SCRIPT, keys, value, announce));
+  release(keys: readonly string[], value: string, announce = ''): Promise<number> {
+    return this.runAs(RELEASE_SCRIPT, keys, [value, announce], Number);
   }
 
-  async fence(
+  fence(
     keys: readonly string[],
     fenceKeys: readonly string[],
     value: string,
@@ -226,29 +247,35 @@ export class ScriptedNode implements RedisNode {
   ): Promise<boolean> {
     // The token as text: above 2^53 a number's own text could read differently in Lua.
     const args = [value, String(token), keepMs, keys.length];
-    return Number(await this.run(FENCE_SCRIPT, [...keys, ...fenceKeys], ...args)) === 1;
+    return this.runAs(FENCE_SCRIPT, [...keys, ...fenceKeys], args, isOne);
   }
 
-  async acquireQueued(
+  acquireQueued(
     key: string,
     queueKey: string,
     value: string,
     ttl: number,
     ticket: QueueTicket,
   ): Promise<AcquireReply> {
-    return acquireReply(
-      await this.run(ACQUIRE_QUEUED_SCRIPT, [key, queueKey], value, ttl, ...queuedArgs(ticket)),
+    return this.runAs(
+      ACQUIRE_QUEUED_SCRIPT,
+      [key, queueKey],
+      [value, ttl, ...queuedArgs(ticket)],
+      acquireReply,
     );
   }
 
-  async handOff(
+  handOff(
     key: string,
     queueKey: string,
     value: string,
     request: HandOffRequest,
   ): Promise<HandOffReply> {
-    return handOffReply(
-      await this.run(HAND_OFF_SCRIPT, [key, queueKey], value, ...handOffArgs(request)),
+    return this.runAs(
+      HAND_OFF_SCRIPT,
+      [key, queueKey],
+      [value, ...handOffArgs(request)],
+      handOffReply,
     );
   }
 
@@ -341,18 +368,27 @@ export class ScriptedNode implements RedisNode {
   }
 
   /** Runs a script by its SHA, falling back to its source when the server lacks it. */
-  private run(script: LuaScript, keys: readonly string[], ...args: CommandArg[]) {
-    const tail = [keys.length, ...keys, ...args];
-    return this.transport
-      .call('EVALSHA', [script.sha, ...tail])
-      .catch((error: unknown) => {
-        // Safe to re-send (architecture.md §5.1): every attempt has its own owner value.
-        if (isNoScript(error)) return this.transport.call('EVAL', [script.source, ...tail]);
-        throw error;
-      })
-      .catch((error: unknown) => {
-        throw this.failed(error);
+  private run(script: LuaScript, keys: readonly string[], ...args: CommandArg[]): Promise<unknown> {
+    return this.runAs(script, keys, args, passThrough);
+  }
+
+  /** {@link run}, reading the reply with `read`: one promise of ours per call, not three. */
+  private runAs<T>(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly CommandArg[],
+    read: (reply: unknown) => T,
+  ): Promise<T> {
+    const command: CommandArg[] = [script.sha, keys.length, ...keys, ...args];
+    return this.transport.call('EVALSHA', command).then(read, (error: unknown) => {
+      if (!isNoScript(error)) throw this.failed(error);
+      // Safe to re-send (architecture.md §5.1): every attempt has its own owner value.
+      const again = command.slice();
+      again[0] = script.source;
+      return this.transport.call('EVAL', again).then(read, (retryError: unknown) => {
+        throw this.failed(retryError);
       });
+    });
   }
 
   /**
@@ -393,4 +429,13 @@ export class ScriptedNode implements RedisNode {
   private report(state: NodeHealth): void {
     for (const listener of this.healthListeners) listener(state);
   }
+}
+
+/** A script's reply of 1 (done) or 0. */
+function isOne(reply: unknown): boolean {
+  return Number(reply) === 1;
+}
+
+function passThrough(reply: unknown): unknown {
+  return reply;
 }
