@@ -16,7 +16,7 @@ import type { RedlockModuleOptions } from '../redlock-module-options';
 import type { RedlockService } from '../redlock.service';
 import { boundArguments } from './bound-arguments';
 import { CallSignal } from './call-signal';
-import { ClientGoneError, watchClientGone } from './hold-client-gone';
+import { ClientGoneError, httpClientGone, watchClientGoneLater } from './hold-client-gone';
 import { holdForCall, type CallFailures } from './hold-for-call';
 import { lockedContextOf } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
@@ -185,7 +185,7 @@ export function lockRouteCall(
   }
   call.resources = resources;
   return new Promise<unknown>((resolve, reject) => {
-    const stopWatching = watchClientGone(context, () =>
+    const stopWatching = watchClientGoneLater(context, () =>
       waiting.abort(new ClientGoneError(metadata.where)),
     );
     /** The answer went before the release (an Observable, a stream): the hold goes on. */
@@ -198,7 +198,8 @@ export function lockRouteCall(
       waiting.signal,
       (lock, session) => {
         stopWatching();
-        if (waiting.aborted || answered(context)) {
+        // Also a connection closed before the watch began (watchClientGoneLater).
+        if (waiting.aborted || answered(context) || httpClientGone(context)) {
           throw new ClientGoneError(metadata.where);
         }
         // In the hold's scope only (see LockedCall.invoke: no lockedScope on this path).

@@ -16,7 +16,7 @@ import { ExternalContextCreator } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { Observable } from 'rxjs';
 import { Locked, RedlockModule, RedlockService } from '../../lib';
-import { ClientGoneError } from '../../lib/locked/hold-client-gone';
+import { CLIENT_WATCH_DELAY_MS, ClientGoneError } from '../../lib/locked/hold-client-gone';
 import { startFleet, type RedisFleet } from '../support/fleet';
 import { eventually, HolderProbe, nodesHolding } from './locked-hold-aids';
 
@@ -153,6 +153,23 @@ describe('@Locked stops waiting when the client goes away (issue 6 item 14)', ()
     expect(await send(app, '/queue/stays')).toBe(201);
     // Give any abandoned waiter every chance to take the lock (retryDelay is 20 ms).
     await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(probe.entered).toBe(1);
+  });
+
+  it('a client gone in the first ms of its wait, before its connection is watched (CLIENT_WATCH_DELAY_MS), is not served either', async () => {
+    // The route path watches a waiting call's connection only after CLIENT_WATCH_DELAY_MS: the
+    // lock arriving sooner finds the connection closed, and the handler does not run.
+    expect(CLIENT_WATCH_DELAY_MS).toBeGreaterThanOrEqual(5);
+    for (let i = 0; i < 5; i++) {
+      const blocker = await redlock.acquire('queue:job', { ttl: 10_000 });
+      const gone = send(app, `/queue/early-${i}`, 2);
+      await new Promise((resolve) => setTimeout(resolve, 4));
+      await blocker.release();
+      expect(await gone).toBe(0);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(probe.entered).toBe(0);
+    expect(await send(app, '/queue/stays')).toBe(201);
     expect(probe.entered).toBe(1);
   });
 
