@@ -143,18 +143,43 @@ export function watchClientGone(context: ExecutionContext, onGone: () => void): 
   return stop;
 }
 
-/** The socket and raw response of an HTTP call (Express, Fastify). */
-function httpEnds(context: ExecutionContext): {
-  socket?: CloseSource;
-  response?: CloseSource & { writableFinished?: boolean };
-} {
+/** The ends of an HTTP call: its socket, its raw response, and Fastify's reply around it. */
+export interface HttpEnds {
+  readonly socket?: CloseSource;
+  readonly response?: CloseSource & {
+    writableFinished?: boolean;
+    headersSent?: boolean;
+    writableEnded?: boolean;
+  };
+  /** Fastify's reply (`sent`); absent on Express, whose response is the raw one. */
+  readonly fastifyReply?: { sent?: boolean };
+}
+
+/**
+ * The ends of an HTTP call (Express, Fastify), read once per call: Express gives each response
+ * its prototype at run time, so every property it lacks is a slow walk up that chain.
+ */
+export function httpEnds(context: ExecutionContext): HttpEnds {
   // The arguments themselves: switchToHttp() builds three closures per call.
   const request = context.getArgByIndex<{ raw?: { socket?: unknown }; socket?: unknown }>(0);
-  const reply = context.getArgByIndex<{ raw?: unknown }>(1);
+  const reply = context.getArgByIndex<{ raw?: unknown; sent?: boolean }>(1);
+  const raw = reply?.raw;
   return {
-    response: (reply?.raw ?? reply) as (CloseSource & { writableFinished?: boolean }) | undefined,
+    response: (raw ?? reply) as HttpEnds['response'],
+    fastifyReply: raw === undefined ? undefined : reply,
     socket: (request?.raw ?? request)?.socket as CloseSource | undefined,
   };
+}
+
+/** The response was already sent (or its client is gone): nobody is left to answer. */
+export function httpAnswered(ends: HttpEnds): boolean {
+  const response = ends.response;
+  return (
+    ends.fastifyReply?.sent === true ||
+    response?.headersSent === true ||
+    response?.writableEnded === true ||
+    response?.destroyed === true
+  );
 }
 
 /**
@@ -186,7 +211,6 @@ export function watchClientGoneLater(context: ExecutionContext, onGone: () => vo
 }
 
 /** Whether an HTTP call's connection is closed now (its socket, or its raw response). */
-export function httpClientGone(context: ExecutionContext): boolean {
-  const { socket, response } = httpEnds(context);
-  return socket?.destroyed === true || response?.destroyed === true;
+export function httpClientGone(ends: HttpEnds): boolean {
+  return ends.socket?.destroyed === true || ends.response?.destroyed === true;
 }

@@ -16,7 +16,13 @@ import type { RedlockModuleOptions } from '../redlock-module-options';
 import type { RedlockService } from '../redlock.service';
 import { boundArguments } from './bound-arguments';
 import { CallSignal } from './call-signal';
-import { ClientGoneError, httpClientGone, watchClientGoneLater } from './hold-client-gone';
+import {
+  ClientGoneError,
+  httpAnswered,
+  httpClientGone,
+  httpEnds,
+  watchClientGoneLater,
+} from './hold-client-gone';
 import { holdForCall, type CallFailures } from './hold-for-call';
 import { lockedContextOf } from './locked-context';
 import type { LockedMetadata } from './locked-metadata';
@@ -173,7 +179,8 @@ export function lockRouteCall(
 ): Promise<unknown> {
   const waiting = new CallSignal();
   const call = new RouteCall(metadata, context, waiting, moduleOptions);
-  if (answered(context)) return Promise.reject(new ClientGoneError(metadata.where));
+  const ends = httpEnds(context);
+  if (httpAnswered(ends)) return Promise.reject(new ClientGoneError(metadata.where));
   let resources: string[];
   try {
     resources = metadata.resolve(
@@ -199,7 +206,7 @@ export function lockRouteCall(
       (lock, session) => {
         stopWatching();
         // Also a connection closed before the watch began (watchClientGoneLater).
-        if (waiting.aborted || answered(context) || httpClientGone(context)) {
+        if (waiting.aborted || httpAnswered(ends) || httpClientGone(ends)) {
           throw new ClientGoneError(metadata.where);
         }
         // In the hold's scope only (see LockedCall.invoke: no lockedScope on this path).
@@ -278,19 +285,6 @@ function heldObservable(
       if (!finished) finish(() => undefined);
     };
   });
-}
-
-/** The response was already sent (or its client is gone): nobody is left to answer. */
-function answered(context: ExecutionContext): boolean {
-  const reply = context.getArgByIndex<{ raw?: unknown; sent?: boolean } | undefined>(1);
-  const response = (reply?.raw ?? reply) as
-    { headersSent?: boolean; writableEnded?: boolean; destroyed?: boolean } | undefined;
-  return (
-    reply?.sent === true ||
-    response?.headersSent === true ||
-    response?.writableEnded === true ||
-    response?.destroyed === true
-  );
 }
 
 /** The arguments, with the lock in the positions of `@CurrentLock()` parameters. */

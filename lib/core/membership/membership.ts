@@ -132,6 +132,16 @@ export class Membership {
     // A wait decided on too few answers ('uninformed') ends early once the silent nodes answer: only
     // a node down for a while (refused, not merely slow or reconnecting) makes it likely to last.
     const members = this.nodes.map((_, index) => this.observe(index));
+    // Every node up and none waiting out a quarantine or unidentified: a quorum may vote now (the
+    // times below would all be `now`). The common case, on every attempt: no arrays, no sort.
+    if (
+      members.every(
+        (m, index) =>
+          m.state !== 'waiting' && m.state !== 'unknown' && this.nodes[index].isDown !== true,
+      )
+    ) {
+      return now;
+    }
     const silentForLong = members.some(
       (m) => m.downSince !== undefined && now - m.downSince >= RECHECK_MS,
     );
