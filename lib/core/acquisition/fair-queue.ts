@@ -390,8 +390,9 @@ export class FairQueue {
         blocked === undefined
           ? round.quorum
           : Math.min(round.quorum, blocked.filter((at) => at !== undefined).length);
-      const count = (line.released.get(id) ?? 0) + 1;
-      remember(line.released, id, count);
+      const released = (line.released ??= new Map());
+      const count = (released.get(id) ?? 0) + 1;
+      remember(released, id, count);
       if (count === needed) line.alarm.sound();
       return;
     }
@@ -401,8 +402,9 @@ export class FairQueue {
       return;
     }
     if (notice.group === line.group) {
-      const count = (line.named.get(notice.id) ?? 0) + 1;
-      remember(line.named, notice.id, count);
+      const named = (line.named ??= new Map());
+      const count = (named.get(notice.id) ?? 0) + 1;
+      remember(named, notice.id, count);
       if (count === 1) {
         clock.clearTimer(line.unclaimed);
         line.unclaimed = undefined;
@@ -415,10 +417,10 @@ export class FairQueue {
       }
       return;
     }
-    if (line.others.has(notice.id)) return;
-    line.others.add(notice.id);
-    if (line.others.size > REMEMBERED)
-      line.others.delete(line.others.values().next().value as string);
+    const others = (line.others ??= new Set());
+    if (others.has(notice.id)) return;
+    others.add(notice.id);
+    if (others.size > REMEMBERED) others.delete(others.values().next().value as string);
     clock.clearTimer(line.unclaimed);
     line.unclaimed = clock.setTimer(
       () => line.alarm.sound(),

@@ -81,15 +81,15 @@ export interface Line {
   /** Why its latest attempt failed: what a waiter that gives up behind it reports. */
   reason: LockNotAcquiredReason;
   /** Per announcement naming this group: how many nodes named it so far. */
-  readonly named: Map<string, number>;
+  named?: Map<string, number>;
   /** Per plain release announcement: how many nodes the head's attempt was blocked on announced it. */
-  readonly released: Map<string, number>;
+  released?: Map<string, number>;
   /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
   blocked?: BlockedNodes;
   /** While the head's attempt is out: plain releases heard, judged once it reports. */
   trying?: Notice[];
   /** Announcements naming another group, seen. */
-  readonly others: Set<string>;
+  others?: Set<string>;
   /** Rings the head if the group named before it does not claim within the reservation. */
   unclaimed?: ClockTimer;
   /** Rings the head a little after the first node named it, if no quorum of nodes did. */
@@ -112,9 +112,8 @@ export function newLine(key: string, group: string): Line {
     alarm: new Alarm(),
     queued: false,
     reason: 'held',
-    named: new Map(),
-    released: new Map(),
-    others: new Set(),
+    // named, released, others: made when the first announcement is heard (a contended key);
+    // an uncontended lock's line never needs them.
   };
 }
 
