@@ -125,8 +125,9 @@ export class Suspicion implements NodeWatch {
    */
   private armWatchdog(): void {
     if (this.watchdog !== undefined || this.closed) return;
-    this.watchdog = this.clock.setTimer(() => {
+    const check = () => {
       this.watchdog = undefined;
+      if (this.closed) return;
       const now = this.clock.now();
       let owing = false;
       for (const [node, w] of this.watched) {
@@ -135,7 +136,14 @@ export class Suspicion implements NodeWatch {
         if (now - w.owingSince > this.nodeTimeout) this.late(node, w);
       }
       if (owing) this.armWatchdog();
-    }, this.nodeTimeout + 1);
+    };
+    // Replies already in the sockets are read first (Clock.afterIo), as for a round's timeout: a
+    // process busy past the timer would otherwise find every node late and skip nodes that
+    // answered (with both cores loaded, a refusal then lacked the lease of the skipped nodes).
+    this.watchdog = this.clock.setTimer(
+      () => (this.clock.afterIo === undefined ? check() : this.clock.afterIo(check)),
+      this.nodeTimeout + 1,
+    );
   }
 
   /** `node` did not answer within `nodeTimeout`: reported (rate-limited), and suspected. */
