@@ -1,5 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redlock } from '../../lib';
+import type { RedisNode } from '../../lib/core/nodes/node';
+import { Suspicion } from '../../lib/core/nodes/suspicion';
 import { memoryNodes, type MemoryNode } from './memory-node';
 
 /** Closing with a lock still held warns by design; these tests are not about that. */
@@ -85,5 +87,72 @@ describe('suspicion: a node that stops answering gets no lock traffic (issue 18 
       heals.forEach((heal) => heal());
       await redlock.close();
     }
+  });
+});
+
+describe('suspicion watchdog: a node late past nodeTimeout is found without a round, but only after the replies already received are read', () => {
+  /** A clock whose timers and after-I/O callbacks the test runs by hand. */
+  function manualClock() {
+    let now = 0;
+    const timers: { at: number; callback: () => void }[] = [];
+    const afterIo: (() => void)[] = [];
+    return {
+      clock: {
+        now: () => now,
+        setTimer: (callback: () => void, ms: number) => {
+          const timer = { at: now + ms, callback };
+          timers.push(timer);
+          return timer;
+        },
+        clearTimer: (timer: unknown) => {
+          const i = timers.indexOf(timer as (typeof timers)[number]);
+          if (i >= 0) timers.splice(i, 1);
+        },
+        afterIo: (callback: () => void) => void afterIo.push(callback),
+      },
+      /** Moves time on and fires the timers due (not what they hand to afterIo). */
+      advance(ms: number) {
+        now += ms;
+        for (const timer of timers.filter((t) => t.at <= now)) {
+          timers.splice(timers.indexOf(timer), 1);
+          timer.callback();
+        }
+      },
+      runAfterIo() {
+        for (const callback of afterIo.splice(0)) callback();
+      },
+    };
+  }
+  const node = (name: string) => ({ name, ping: () => Promise.resolve() }) as unknown as RedisNode;
+
+  it('reports and suspects a node that owes a reply past nodeTimeout, with no round to notice it', () => {
+    const { clock, advance, runAfterIo } = manualClock();
+    const nodes = [node('a'), node('b'), node('c')];
+    const late: string[] = [];
+    const suspicion = new Suspicion(nodes, clock, 50, (n) => late.push(n.name));
+    for (const n of nodes) suspicion.sent(n);
+    suspicion.settled(nodes[1], false);
+    suspicion.settled(nodes[2], false);
+    advance(60);
+    runAfterIo();
+    expect(late).toEqual(['a']);
+    expect(suspicion.isSuspected(nodes[0])).toBe(true);
+    suspicion.close();
+  });
+
+  it('a reply read in the same turn as the late timer (the process was busy) clears the node first', () => {
+    const { clock, advance, runAfterIo } = manualClock();
+    const nodes = [node('a'), node('b'), node('c')];
+    const late: string[] = [];
+    const suspicion = new Suspicion(nodes, clock, 50, (n) => late.push(n.name));
+    for (const n of nodes) suspicion.sent(n);
+    suspicion.settled(nodes[1], false);
+    suspicion.settled(nodes[2], false);
+    advance(500); // the timer fires late; a's reply is already in its socket
+    suspicion.settled(nodes[0], false); // read in the poll phase, before the check phase
+    runAfterIo();
+    expect(late).toEqual([]);
+    expect(suspicion.isSuspected(nodes[0])).toBe(false);
+    suspicion.close();
   });
 });
