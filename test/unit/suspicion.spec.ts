@@ -125,14 +125,20 @@ describe('suspicion watchdog: a node late past nodeTimeout is found without a ro
   }
   const node = (name: string) => ({ name, ping: () => Promise.resolve() }) as unknown as RedisNode;
 
-  it('reports and suspects a node that owes a reply past nodeTimeout, with no round to notice it', () => {
-    const { clock, advance, runAfterIo } = manualClock();
+  /** Three nodes sent a request at time 0; b and c answered, a still owes its reply. */
+  function aOwesTheOthersAnswered() {
+    const manual = manualClock();
     const nodes = [node('a'), node('b'), node('c')];
     const late: string[] = [];
-    const suspicion = new Suspicion(nodes, clock, 50, (n) => late.push(n.name));
+    const suspicion = new Suspicion(nodes, manual.clock, 50, (n) => late.push(n.name));
     for (const n of nodes) suspicion.sent(n);
     suspicion.settled(nodes[1], false);
     suspicion.settled(nodes[2], false);
+    return { ...manual, nodes, late, suspicion };
+  }
+
+  it('reports and suspects a node that owes a reply past nodeTimeout, with no round to notice it', () => {
+    const { advance, runAfterIo, nodes, late, suspicion } = aOwesTheOthersAnswered();
     advance(60);
     runAfterIo();
     expect(late).toEqual(['a']);
@@ -141,13 +147,7 @@ describe('suspicion watchdog: a node late past nodeTimeout is found without a ro
   });
 
   it('a reply read in the same turn as the late timer (the process was busy) clears the node first', () => {
-    const { clock, advance, runAfterIo } = manualClock();
-    const nodes = [node('a'), node('b'), node('c')];
-    const late: string[] = [];
-    const suspicion = new Suspicion(nodes, clock, 50, (n) => late.push(n.name));
-    for (const n of nodes) suspicion.sent(n);
-    suspicion.settled(nodes[1], false);
-    suspicion.settled(nodes[2], false);
+    const { advance, runAfterIo, nodes, late, suspicion } = aOwesTheOthersAnswered();
     advance(500); // the timer fires late; a's reply is already in its socket
     suspicion.settled(nodes[0], false); // read in the poll phase, before the check phase
     runAfterIo();
