@@ -295,7 +295,6 @@ function classOf(wrapper: InstanceWrapper): Class | undefined {
   return metatype as Class;
 }
 
-/** The `@Locked` methods of a prototype chain, symbol-named and inherited ones included. */
 /** A `@Locked` method, with the prototype that defines it and its name there. */
 interface LockedMethod {
   method: Method;
@@ -304,6 +303,7 @@ interface LockedMethod {
   key: string | symbol;
 }
 
+/** The `@Locked` methods of a prototype chain, symbol-named and inherited ones included. */
 function lockedMethodsOf(prototype: object | null | undefined): LockedMethod[] {
   const found: LockedMethod[] = [];
   const seen = new Set<unknown>();

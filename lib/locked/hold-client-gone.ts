@@ -104,8 +104,9 @@ export function watchClientGone(context: ExecutionContext, onGone: () => void): 
 
   switch (context.getType()) {
     case 'http': {
-      const { socket, response } = httpEnds(context);
-      if (socket?.destroyed === true || response?.destroyed === true) {
+      const ends = httpEnds(context);
+      const { socket, response } = ends;
+      if (httpClientGone(ends)) {
         fire();
         break;
       }
