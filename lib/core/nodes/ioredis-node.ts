@@ -15,6 +15,7 @@ import type {
   SubscriberConnection,
   SubscriberEvents,
 } from './transport';
+import { atTurnEnd } from './turn-end';
 
 /** How a node may be given: a `redis://` / `rediss://` URL, ioredis options, or your own client. */
 export type RedisNodeSpec = string | RedisOptions | Redis;
@@ -186,11 +187,12 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
   }
 
   /**
-   * Adaptive pipelining: the first command of a tick corks the socket and the end of the tick
-   * uncorks it, so that every command issued in the same tick (many acquisitions resumed by one
-   * batch of replies) leaves in one write, while a lone command leaves at the end of the same
-   * tick — no added event-loop turn, unlike a pipeline flushed on a timer. Off when
-   * `REDLOCK_NO_CORK` is set (for the benchmark's comparison).
+   * Adaptive pipelining: the first command of a turn of the event loop corks the socket and the
+   * end of the turn uncorks it (turn-end.ts), so that every command issued meanwhile (the
+   * acquisitions of many requests read together, many acquisitions resumed by one batch of
+   * replies) leaves in one write, while a lone command leaves at the end of the same turn — no
+   * timer, unlike a pipeline flushed on one. Off when `REDLOCK_NO_CORK` is set (for the
+   * benchmark's comparison).
    */
   private batch(): void {
     if (this.corked || !CORK) return;
@@ -198,7 +200,7 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
     if (stream === undefined || this.client.status !== 'ready') return;
     this.corked = true;
     stream.cork();
-    process.nextTick(() => {
+    atTurnEnd(() => {
       this.corked = false;
       stream.uncork();
     });
