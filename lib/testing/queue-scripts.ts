@@ -172,6 +172,7 @@ export function plainWait(
 
 /** plainMark (lib/core/protocol/scripts.ts): `key` is waited for since (server time - age). */
 export function markPlain(store: ScriptStore, key: string, wait: PlainWait): void {
+  if (store.get(key + QUEUE_MARK) === undefined) return;
   const started = store.serverNow() - ageArg(wait.ageMs);
   const mark = store.get(key + PLAIN);
   const marked = mark === undefined ? Infinity : Number(mark);

@@ -22,8 +22,8 @@ import { isNoPermission } from '../protocol/script-replies';
  * Redis < 7 the script cannot ask, and only the scripts are checked.
  *
  * **What is required, what is optional** (the option in force decides):
- * - scripts and the commands they run (`GET SET DEL PTTL PEXPIRE TIME`, `MGET ZADD ZRANGE ZREM
- *   ZSCORE` with `fairness: 'queue'`) on the lock keys: always required;
+ * - scripts and the commands they run (`GET SET DEL PTTL PEXPIRE TIME EXISTS`, `MGET ZADD ZRANGE
+ *   ZREM ZSCORE` with `fairness: 'queue'`) on the lock keys: always required;
  * - `INFO`: required while restarts are watched (`quarantine`, the default) and unidentified
  *   nodes are not trusted: without it no node ever counts toward a quorum. Otherwise optional
  *   (a warning: a node listed twice, or restarted, cannot be recognised);
@@ -264,14 +264,25 @@ export class AccessCheck {
       return missing;
     }
     const denied = new Set(access.denied ?? []);
-    const lockCommands = ['GET', 'SET', 'DEL', 'PTTL', 'PEXPIRE', 'TIME', 'EVALSHA', 'SCRIPT'];
+    // EXISTS: a waiter that meets a held key reads whether it has a fair queue (issue 24 item 1).
+    const lockCommands = [
+      'GET',
+      'SET',
+      'DEL',
+      'PTTL',
+      'PEXPIRE',
+      'TIME',
+      'EXISTS',
+      'EVALSHA',
+      'SCRIPT',
+    ];
     // The hand-off reads the key and its marks in one MGET (issue 24 item 3).
     if (this.options.fairness === 'queue') {
       lockCommands.push('MGET', 'ZADD', 'ZRANGE', 'ZREM', 'ZSCORE');
     }
     // Restart detection's scripts keep a node's lease horizons in a hash and its marker.
     if (this.options.quarantine !== false) {
-      lockCommands.push('EXISTS', 'HGET', 'HSET', 'HDEL', 'HGETALL');
+      lockCommands.push('HGET', 'HSET', 'HDEL', 'HGETALL');
     }
     const refused = lockCommands.filter((command) => denied.has(command));
     if (refused.length > 0) {

@@ -13,6 +13,15 @@ import { script } from './lua-script';
  */
 export const RESERVATION_PREFIX = '\0r';
 
+/** A key's value while a fair hand-off reserves it for the waiters outside the queues. */
+export const PLAIN_RESERVATION = RESERVATION_PREFIX + '\0p';
+
+/**
+ * The suffix of a lock key's queue mark (`K\0w`): set, with the queue's own expiry, by every
+ * script that sets the expiry of the key's queue; where it is absent, the key has no queue.
+ */
+export const QUEUE_MARK_SUFFIX = '\0w';
+
 /**
  * Acquire in a fair queue (architecture.md §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
  * sorted set of waiting groups, scored by when they started waiting, on this server's clock).

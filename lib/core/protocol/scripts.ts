@@ -27,14 +27,16 @@ export {
  */
 function plainMark(key: string, age: string, keep: string): string {
   return `
-local p = ${key} .. '\\0p'
-local time = redis.call('TIME')
-local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(${age})
-local m = redis.call('GET', p)
-local marked = m and tonumber(m) or math.huge
-local keep = math.max(redis.call('PTTL', ${key}), 0) + tonumber(${keep})
-if started < marked or redis.call('PTTL', p) < keep then
-  redis.call('SET', p, string.format('%.3f', math.min(started, marked)), 'PX', keep)
+if redis.call('EXISTS', ${key} .. '\\0w') == 1 then
+  local p = ${key} .. '\\0p'
+  local time = redis.call('TIME')
+  local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(${age})
+  local m = redis.call('GET', p)
+  local marked = m and tonumber(m) or math.huge
+  local keep = math.max(redis.call('PTTL', ${key}), 0) + tonumber(${keep})
+  if started < marked or redis.call('PTTL', p) < keep then
+    redis.call('SET', p, string.format('%.3f', math.min(started, marked)), 'PX', keep)
+  end
 end
 `;
 }
