@@ -132,16 +132,11 @@ export class Membership {
     // A wait decided on too few answers ('uninformed') ends early once the silent nodes answer: only
     // a node down for a while (refused, not merely slow or reconnecting) makes it likely to last.
     const members = this.nodes.map((_, index) => this.observe(index));
-    // Every node up and none waiting out a quarantine or unidentified: a quorum may vote now (the
-    // times below would all be `now`). The common case, on every attempt: no arrays, no sort.
-    if (
-      members.every(
-        (m, index) =>
-          m.state !== 'waiting' && m.state !== 'unknown' && this.nodes[index].isDown !== true,
-      )
-    ) {
-      return now;
-    }
+    // Every node up, none waiting out a quarantine or unidentified: a quorum may vote now (every
+    // time below would be `now`). The common case, on every attempt: no sort.
+    const nodes = this.nodes;
+    const free = (m: Member) => m.state !== 'waiting' && m.state !== 'unknown';
+    if (members.every((m, i) => free(m) && nodes[i].isDown !== true)) return now;
     const silentForLong = members.some(
       (m) => m.downSince !== undefined && now - m.downSince >= RECHECK_MS,
     );

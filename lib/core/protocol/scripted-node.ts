@@ -173,14 +173,12 @@ export class ScriptedNode implements RedisNode {
 
   /**
    * One resource needs no script now that every attempt has its own owner value: `SET NX PX
-   * GET` (Redis ≥ 7.0) sets it if absent and returns the old value otherwise — one command
-   * instead of a script running GET and SET, and a non-string value still fails with
-   * WRONGTYPE. The blocking lease is read only when the key was taken (the failure path).
-   * On a server without `NX` + `GET` (Redis < 7) the script is used, from then on.
+   * GET` (Redis ≥ 7.0) sets it if absent and returns the old value otherwise (a non-string
+   * value still fails with WRONGTYPE); the lease is read only when the key was taken. On a
+   * server without `NX` + `GET` (Redis < 7) the script is used, from then on.
    *
    * Written with `then`, not `async`/`await`, as are the other operations of a lock cycle: each
-   * `async` layer is promises of its own, per node and per operation (an `AsyncLocalStorage` in
-   * use makes every one of them cost more).
+   * `async` layer is promises of its own (dearer with an `AsyncLocalStorage` in use).
    */
   private setIfAbsent(
     keys: readonly string[],
@@ -203,11 +201,9 @@ export class ScriptedNode implements RedisNode {
 
   /**
    * `SET NX` found the key set (`previous`): its lease. A waiter outside the queues (issue 24
-   * item 1) also takes a key reserved for it, and marks a key that has a fair queue as waited
-   * for (PLAIN_WAIT_SCRIPT). Only a key with a queue is ever handed off, so only there does a mark
-   * matter: elsewhere the waiter reads the queue mark beside the lease, in the same write —
-   * two plain commands where the script and the six it ran were (bench S2 with fairness off:
-   * 93 lock-node commands per success, 0cce7fe 74; with the script on every held key, 156).
+   * item 1) takes a key reserved for it, and marks one with a fair queue (PLAIN_WAIT_SCRIPT):
+   * only such a key is handed off. Elsewhere it reads the queue mark beside the lease, no script
+   * (S2, fairness off: 93 commands per success; 156 with the script on every held key).
    */
   private metHeld(
     key: string,
@@ -231,12 +227,10 @@ export class ScriptedNode implements RedisNode {
     );
   }
 
-  async lease(key: string): Promise<number> {
-    try {
-      return Number(await this.transport.call('PTTL', [key]));
-    } catch (error) {
+  lease(key: string): Promise<number> {
+    return this.transport.call('PTTL', [key]).then(Number, (error: unknown) => {
       throw this.failed(error);
-    }
+    });
   }
 
   extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {
