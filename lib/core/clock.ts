@@ -25,6 +25,16 @@ export interface Clock {
   afterIo?(callback: () => void): void;
 }
 
+/**
+ * Calls `callback` once the I/O that has already arrived has been handled ({@link Clock.afterIo}),
+ * or at once on a clock without I/O. What a timeout checks goes through it, so that a reply
+ * already in a socket is never read as late.
+ */
+export function afterIo(clock: Clock, callback: () => void): void {
+  if (clock.afterIo === undefined) callback();
+  else clock.afterIo(callback);
+}
+
 /** A timer handle of a {@link Clock}: opaque to the core. */
 export type ClockTimer = { readonly __clockTimer?: never } | object;
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock';
+import { afterIo, type Clock } from '../clock';
 import { NodeTimeoutError, type RedisNode } from './node';
 
 /**
@@ -76,10 +76,7 @@ export function fanOut<T>(
     };
     const timedOut = () => finish(TIMED_OUT);
     // Replies already in the sockets are read before the timeout is believed (Clock.afterIo).
-    const timer = clock.setTimer(
-      () => (clock.afterIo === undefined ? timedOut() : clock.afterIo(timedOut)),
-      limits.timeoutMs,
-    );
+    const timer = clock.setTimer(() => afterIo(clock, timedOut), limits.timeoutMs);
     if (signal?.aborted) return finish(PENDING);
     signal?.addEventListener('abort', onAbort, { once: true });
     const { skip, watch } = limits;

@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../clock';
+import { afterIo, type Clock, type ClockTimer } from '../clock';
 import { fanOut, type NodeWatch } from './fan-out';
 import type { RedisNode } from './node';
 
@@ -140,10 +140,7 @@ export class Suspicion implements NodeWatch {
     // Replies already in the sockets are read first (Clock.afterIo), as for a round's timeout: a
     // process busy past the timer would otherwise find every node late and skip nodes that
     // answered (with both cores loaded, a refusal then lacked the lease of the skipped nodes).
-    this.watchdog = this.clock.setTimer(
-      () => (this.clock.afterIo === undefined ? check() : this.clock.afterIo(check)),
-      this.nodeTimeout + 1,
-    );
+    this.watchdog = this.clock.setTimer(() => afterIo(this.clock, check), this.nodeTimeout + 1);
   }
 
   /** `node` did not answer within `nodeTimeout`: reported (rate-limited), and suspected. */
