@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
 import { Redlock, type RedlockOptions } from '../../lib';
-import { RecordingLogger, sharedFleet } from './helpers';
+import { commandCounts, RecordingLogger, sharedFleet } from './helpers';
 
 /**
  * Issue 24 item 3 (architecture.md §5.11: "the uncontended path pays nothing for the queue"): an
@@ -13,19 +13,6 @@ describe('an uncontended fair cycle costs what a plain one does (5 nodes)', () =
   const shared = sharedFleet(5);
   const CYCLES = 20;
 
-  /** Commands run by the whole fleet so far, by name (INFO and CONFIG left out: ours). */
-  async function commands(): Promise<Map<string, number>> {
-    const counts = new Map<string, number>();
-    for (const node of shared.fleet.nodes) {
-      const info = String(await node.command('INFO', 'commandstats'));
-      for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-        if (name === 'info' || name.startsWith('config')) continue;
-        counts.set(name, (counts.get(name) ?? 0) + Number(calls));
-      }
-    }
-    return counts;
-  }
-
   /** Commands per cycle of `CYCLES` acquire + release cycles on one key, after a warm-up. */
   async function perCycle(redlock: Redlock, key: string) {
     await redlock.ready();
@@ -34,7 +21,7 @@ describe('an uncontended fair cycle costs what a plain one does (5 nodes)', () =
     await (await redlock.acquire(key)).release();
     for (const node of shared.fleet.nodes) await node.command('CONFIG', 'RESETSTAT');
     for (let i = 0; i < CYCLES; i++) await (await redlock.acquire(key)).release();
-    const counts = await commands();
+    const counts = await commandCounts(shared.fleet.nodes);
     let total = 0;
     for (const calls of counts.values()) total += calls;
     const byName = [...counts].map(([name, calls]) => `${name} ${calls / CYCLES}`).join(', ');
@@ -94,7 +81,7 @@ describe('an uncontended fair cycle costs what a plain one does (5 nodes)', () =
     for (const node of shared.fleet.nodes) await node.command('CONFIG', 'RESETSTAT');
     await first.release();
     const handed = await next;
-    const counts = await commands();
+    const counts = await commandCounts(shared.fleet.nodes);
     await handed.release();
     // Handed over by the swap (a SET on every node), not taken by an attempt of its own.
     expect(counts.get('set')).toBe(shared.fleet.nodes.length);

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { Redlock, type RedlockLogger, type RedlockOptions } from '../../lib';
-import { startFleet, type RedisFleet } from '../support/fleet';
+import { startFleet, type FleetNode, type RedisFleet } from '../support/fleet';
 
 /** Waits `ms`. */
 export { delay };
@@ -34,6 +34,23 @@ export function rawClient(url: string): Redis {
 }
 
 export { eventually } from '../support/eventually';
+
+/**
+ * Commands `nodes` have run since their last `CONFIG RESETSTAT`, summed by name, as the servers
+ * count them (`INFO commandstats`, which also counts every command a script runs). `INFO` and
+ * `CONFIG` are left out: the test's own.
+ */
+export async function commandCounts(nodes: readonly FleetNode[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const node of nodes) {
+    const info = String(await node.command('INFO', 'commandstats'));
+    for (const [, name, calls] of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      if (name === 'info' || name.startsWith('config')) continue;
+      counts.set(name, (counts.get(name) ?? 0) + Number(calls));
+    }
+  }
+  return counts;
+}
 
 /** Time `work` takes, in ms. */
 export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; result: T }> {
