@@ -72,10 +72,11 @@ return {0, pttl}
 
 /**
  * Release with a fair hand-off (architecture.md §5.11). KEYS[1]: the lock key, KEYS[2]: its queue.
- * ARGV[1]: the holder's owner value, ARGV[2]: the holder's group id, ARGV[3]: the owner value of
- * the holder's next local waiter ('' for none), ARGV[4]: its ttl (ms), ARGV[5]: how long it has
- * waited (ms), ARGV[6]: how long a reservation lasts (ms), ARGV[7]: the release's announcement
- * id ('' for none).
+ * ARGV[1]: the holder's owner value, ARGV[2]: the holder's group id, ARGV[3]: how long a
+ * reservation lasts (ms), ARGV[4]: the release's announcement id ('' for none); with a next local
+ * waiter only, ARGV[5]: its owner value, ARGV[6]: its ttl (ms), ARGV[7]: how long it has waited
+ * (ms). Without one the three are not sent: the release of an uncontended lock, the commonest,
+ * carries 4 arguments, not 7 (each costs the client's encoding and the server's parsing).
  *
  * The holder's group leaves the queue wherever it stands in it, also on a node where the key
  * does not hold the holder's value (then 0, nothing else written): a queued attempt that won on
@@ -129,22 +130,23 @@ if cur[2] then
     head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   end
 end
+local nextValue = ARGV[5]
 local plain
-if cur[3] and (ARGV[3] ~= '' or head[1]) then plain = tonumber(cur[3]) end
-if ARGV[3] ~= '' then
+if cur[3] and (nextValue or head[1]) then plain = tonumber(cur[3]) end
+if nextValue then
   if not head[1] and not plain then
-    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+    redis.call('SET', KEYS[1], nextValue, 'PX', ARGV[6])
     return 2
   end
   local time = redis.call('TIME')
-  local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(ARGV[5])
+  local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(ARGV[7])
   if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
-    redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+    redis.call('SET', KEYS[1], nextValue, 'PX', ARGV[6])
     return 2
   end
   redis.call('ZADD', KEYS[2], started, ARGV[2])
   if not head[1] then
-    local keep = tonumber(ARGV[4]) + tonumber(ARGV[6])
+    local keep = tonumber(ARGV[6]) + tonumber(ARGV[3])
     redis.call('PEXPIRE', KEYS[2], keep)
     redis.call('SET', KEYS[1] .. '\\0w', '1', 'PX', keep)
   end
@@ -155,12 +157,12 @@ if plain and (not head[1] or plain <= tonumber(head[2])) then
 end
 if head[1] then
   if head[1] ~= '\\0p' then redis.call('ZREM', KEYS[2], head[1]) end
-  redis.call('SET', KEYS[1], '\\0r' .. head[1], 'PX', ARGV[6])
-  if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|n|' .. head[1]) end
+  redis.call('SET', KEYS[1], '\\0r' .. head[1], 'PX', ARGV[3])
+  if ARGV[4] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[4] .. '|n|' .. head[1]) end
   return 1
 end
 redis.call('DEL', KEYS[1])
-if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7]) end
+if ARGV[4] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[4]) end
 return 3
 `,
 );

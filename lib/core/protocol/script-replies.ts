@@ -94,17 +94,22 @@ export function queuedArgs(ticket: QueueTicket): (string | number)[] {
   ];
 }
 
-/** ARGV of HAND_OFF_SCRIPT for a request (after the holder's owner value). */
-export function handOffArgs(request: HandOffRequest): (string | number)[] {
-  const { next } = request;
-  return [
+/**
+ * ARGV of HAND_OFF_SCRIPT for the holder's owner value and a request: the next local waiter's
+ * three only when there is one (an uncontended release sends 4 arguments, not 7).
+ */
+export function handOffArgs(value: string, request: HandOffRequest): (string | number)[] {
+  const args: (string | number)[] = [
+    value,
     request.group,
-    next?.value ?? '',
-    next?.ttl ?? 0,
-    ageArg(next?.ageMs ?? 0),
     Math.ceil(request.leaseMs),
     request.announce ?? '',
   ];
+  const { next } = request;
+  if (next !== undefined && next.value !== '') {
+    args.push(next.value, next.ttl, ageArg(next.ageMs));
+  }
+  return args;
 }
 
 /** The ARGV a waiting acquisition outside the queues adds to the acquire scripts. */

@@ -274,12 +274,7 @@ export class ScriptedNode implements RedisNode {
     value: string,
     request: HandOffRequest,
   ): Promise<HandOffReply> {
-    return this.runAs(
-      HAND_OFF_SCRIPT,
-      [key, queueKey],
-      [value, ...handOffArgs(request)],
-      handOffReply,
-    );
+    return this.runAs(HAND_OFF_SCRIPT, [key, queueKey], handOffArgs(value, request), handOffReply);
   }
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
