@@ -1,4 +1,4 @@
-import { shuttingDown, type AcquisitionCall, type WaitingStrategy } from './acquisition';
+import { shuttingDown, type AcquisitionCall } from './acquisition';
 import type { ClockTimer } from '../clock';
 import { LockNotAcquiredError } from '../errors';
 import type { RedlockLock } from '../lease/lock';
@@ -9,11 +9,12 @@ import { acquireRound, releaseRound } from './rounds';
 import {
   handOff,
   newGroupId,
-  newLine,
   remember,
   REMEMBERED,
   ContendedKeys,
-  type Line,
+  HeadWaiting,
+  Line,
+  type HeadHooks,
   type FairQueueParts,
   type LocalWaiter,
 } from './queue-line';
@@ -44,6 +45,12 @@ export class FairQueue {
   private readonly contended: ContendedKeys;
   /** Names each new line's group. */
   private readonly groupId: () => string;
+  /** What a head's waiting strategy calls back: one object per queue, not closures per head. */
+  private readonly hooks: HeadHooks = {
+    listen: (line) => this.listen(line),
+    heard: (line, notice) => this.heard(line, notice),
+    contended: (key) => this.contended.saw(key),
+  };
 
   constructor(private readonly parts: FairQueueParts) {
     this.groupId = parts.random === undefined ? newGroupId : idSource(parts.random);
@@ -70,7 +77,7 @@ export class FairQueue {
     const key = call.keys[0];
     let line = this.lines.get(key);
     if (line === undefined) {
-      line = newLine(key, this.groupId());
+      line = new Line(key, this.groupId());
       this.lines.set(key, line);
     }
     let behind = false;
@@ -96,7 +103,7 @@ export class FairQueue {
     };
     let lock: RedlockLock;
     try {
-      lock = await this.parts.loop.acquire({ ...call, seat }, this.strategy(line));
+      lock = await this.parts.loop.acquire({ ...call, seat }, new HeadWaiting(line, this.hooks));
     } catch (error) {
       this.contended.saw(key);
       line.head = false;
@@ -331,32 +338,6 @@ export class FairQueue {
       line.alarm.sound,
       (notice) => this.heard(line, notice),
     );
-  }
-
-  /** How the head waits: for its group's turn, announced by the nodes (see {@link heard}). */
-  private strategy(line: Line): WaitingStrategy {
-    return {
-      alarm: line.alarm,
-      listening: () => line.handle?.listening() ?? false,
-      sharesPollRate: false,
-      attempting: () => {
-        line.trying = [];
-      },
-      attempted: (blocked) => {
-        // Its next attempt is queued (and this one, if queued, queued the group where held).
-        line.queued = true;
-        line.blocked = blocked;
-        const heard = line.trying ?? [];
-        line.trying = undefined;
-        for (const notice of heard) this.heard(line, notice);
-      },
-      doubtful: () => false,
-      willSleep: () => {
-        this.contended.saw(line.key);
-        this.listen(line);
-      },
-      stop: () => undefined,
-    };
   }
 
   /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AcquisitionCall, AcquisitionLoop, GrantedAttempt } from './acquisition';
+import type { WaitingStrategy } from './waiting';
 import type { ReleaseNotifier } from './notifier';
 import type { RandomSource } from '../random';
 import type { RoundContext } from './rounds';
@@ -62,60 +63,55 @@ export interface LocalWaiter {
  * This lock manager's waiters on one key (its "group" in the nodes' queues): the lock it holds
  * on the key through the queue, if any; the head, which alone attempts; the rest, in the order
  * they came, each handed the lock by its predecessor's release when it is next.
+ *
+ * A class with every field set in its constructor, not an object literal that gains its optional
+ * fields as it goes: a fair manager opens a line per acquisition of an uncontended key, and lines
+ * of one shape keep the queue's property reads monomorphic (bench S1, fairness 'queue').
  */
-export interface Line {
-  readonly key: string;
+export class Line {
   readonly queueKey: string;
-  /** Random per line: the nodes queue groups by it, announcements name it. Not a secret. */
-  readonly group: string;
-  holder?: RedlockLock;
+  holder: RedlockLock | undefined = undefined;
   /** A waiter of the line is attempting (or sleeping between attempts) in the nodes' queue. */
-  head: boolean;
-  readonly waiters: LocalWaiter[];
+  head = false;
+  readonly waiters: LocalWaiter[] = [];
   /** Rings the head: its turn came, a release nobody was queued for, a reservation unclaimed. */
-  readonly alarm: Alarm;
+  readonly alarm = new Alarm();
   /** The line's subscription to the key's announcements (while it has waiters). */
-  handle?: WaiterHandle;
+  handle: WaiterHandle | undefined = undefined;
   /** Whether the group may be in the nodes' queue (a failed attempt or a hand-off queued it). */
-  queued: boolean;
+  queued = false;
   /** Why its latest attempt failed: what a waiter that gives up behind it reports. */
-  reason: LockNotAcquiredReason;
+  reason: LockNotAcquiredReason = 'held';
   /** Per announcement naming this group: how many nodes named it so far. */
-  named?: Map<string, number>;
+  named: Map<string, number> | undefined = undefined;
   /** Per plain release announcement: how many nodes the head's attempt was blocked on announced it. */
-  released?: Map<string, number>;
+  released: Map<string, number> | undefined = undefined;
   /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
-  blocked?: BlockedNodes;
+  blocked: BlockedNodes | undefined = undefined;
   /** While the head's attempt is out: plain releases heard, judged once it reports. */
-  trying?: Notice[];
+  trying: Notice[] | undefined = undefined;
   /** Announcements naming another group, seen. */
-  others?: Set<string>;
+  others: Set<string> | undefined = undefined;
   /** Rings the head if the group named before it does not claim within the reservation. */
-  unclaimed?: ClockTimer;
+  unclaimed: ClockTimer | undefined = undefined;
   /** Rings the head a little after the first node named it, if no quorum of nodes did. */
-  turn?: ClockTimer;
+  turn: ClockTimer | undefined = undefined;
+
+  constructor(
+    readonly key: string,
+    /**
+     * Per line: the nodes queue groups by it, announcements name it. Not a secret: a process
+     * prefix and a counter ({@link newGroupId}), no random draw per line.
+     */
+    readonly group: string,
+  ) {
+    // NUL in the name, like the membership's keys: no resource name can collide with it.
+    this.queueKey = `${key}\0q`;
+  }
 }
 
 /** How many recent announcement ids a line remembers. */
 export const REMEMBERED = 16;
-
-/** A new line on `key`, its group named `group`. */
-export function newLine(key: string, group: string): Line {
-  return {
-    key,
-    // NUL in the name, like the membership's keys: no resource name can collide with it.
-    queueKey: `${key}\0q`,
-    // Not a secret (announcements name it): a process prefix and a counter, no random draw per line.
-    group,
-    head: false,
-    waiters: [],
-    alarm: new Alarm(),
-    queued: false,
-    reason: 'held',
-    // named, released, others: made when the first announcement is heard (a contended key);
-    // an uncontended lock's line never needs them.
-  };
-}
 
 /** One node's hand-off request, refused clearly by a node that cannot queue. */
 export function handOff(
@@ -161,5 +157,63 @@ export class ContendedKeys {
   lately(key: string): boolean {
     const at = this.seen.get(key);
     return at !== undefined && this.clock.now() - at < CONTENDED_FOR_MS;
+  }
+}
+
+/** What {@link HeadWaiting} calls back into its fair queue. */
+export interface HeadHooks {
+  /** Subscribes the line to the key's announcements, once. */
+  listen(line: Line): void;
+  /** One node's announcement on the line's key. */
+  heard(line: Line, notice: Notice): void;
+  /** The key had waiters: its next waiters queue at once. */
+  contended(key: string): void;
+}
+
+/**
+ * How a line's head waits (fair-queue.ts): for its group's turn, announced by the nodes. A class, one object per
+ * acquisition, rather than a literal of seven closures: the fair manager makes one for every
+ * acquisition, also of an uncontended key (bench S1).
+ */
+export class HeadWaiting implements WaitingStrategy {
+  readonly alarm: Alarm;
+  readonly sharesPollRate = false;
+
+  constructor(
+    private readonly line: Line,
+    private readonly hooks: HeadHooks,
+  ) {
+    this.alarm = line.alarm;
+  }
+
+  listening(): boolean {
+    return this.line.handle?.listening() ?? false;
+  }
+
+  attempting(): void {
+    this.line.trying = [];
+  }
+
+  attempted(blocked?: BlockedNodes): void {
+    const line = this.line;
+    // Its next attempt is queued (and this one, if queued, queued the group where held).
+    line.queued = true;
+    line.blocked = blocked;
+    const heard = line.trying ?? [];
+    line.trying = undefined;
+    for (const notice of heard) this.hooks.heard(line, notice);
+  }
+
+  doubtful(): boolean {
+    return false;
+  }
+
+  willSleep(): void {
+    this.hooks.contended(this.line.key);
+    this.hooks.listen(this.line);
+  }
+
+  stop(): void {
+    // Nothing to undo: the line keeps its subscription while it has waiters (FairQueue.next).
   }
 }
