@@ -103,7 +103,7 @@ export class FairQueue {
     };
     let lock: RedlockLock;
     try {
-      lock = await this.parts.loop.acquire({ ...call, seat }, new HeadWaiting(line, this.hooks));
+      lock = await this.parts.loop.acquire(call, new HeadWaiting(line, this.hooks), seat);
     } catch (error) {
       this.contended.saw(key);
       line.head = false;

@@ -368,7 +368,7 @@ export class ReleaseNotifier {
     let id = message;
     const seq = heardOneMore();
     if (this.fair > 0 || message.includes('|')) {
-      const notice = { ...readNotice(message), node, seq };
+      const notice = readNotice(message, node, seq);
       for (const waiter of channel.waiters) waiter.hear?.(notice);
       // A claim frees nothing, nor does a reservation for a queued group: a waiter outside the
       // queues cannot take it (woken by each, it attempted once per hand-off in vain: issue 24,

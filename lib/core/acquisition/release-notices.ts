@@ -61,12 +61,16 @@ export interface Notice {
   readonly seq?: number;
 }
 
-/** Reads a message: `id`, or `id|n|group` / `id|c|group` (HAND_OFF / ACQUIRE_QUEUED scripts). */
-export function readNotice(message: string): Notice {
+/**
+ * Reads a message: `id`, or `id|n|group` / `id|c|group` (HAND_OFF / ACQUIRE_QUEUED scripts), heard
+ * from `node` as announcement number `seq`. Built in one literal: `{ ...readNotice(m), node, seq }`
+ * took V8's slow path on Node 20 (~1.2 µs per announcement heard by a fair manager).
+ */
+export function readNotice(message: string, node?: number, seq?: number): Notice {
   const bar = message.indexOf('|');
-  if (bar < 0) return { kind: 'released', id: message };
+  if (bar < 0) return { kind: 'released', id: message, group: undefined, node, seq };
   const kind = message[bar + 1] === 'c' ? 'claimed' : 'next';
-  return { kind, id: message.slice(0, bar), group: message.slice(bar + 3) };
+  return { kind, id: message.slice(0, bar), group: message.slice(bar + 3), node, seq };
 }
 
 /**

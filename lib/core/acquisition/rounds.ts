@@ -143,14 +143,16 @@ export async function acquireRound(
   }
   if (unanswered.length > 0) void releaseRound(ctx, unanswered, keys, value);
   if (answered.length > 0) await releaseRound(ctx, answered, keys, value);
+  // The spread comes first: `{ acquired: false, ...failure }` is V8's fast path, a property
+  // after a spread is not (see classifyFailure's `sentAt`).
   return {
     acquired: false,
     ...classifyFailure(
       nodes.map((node, i) => ({ node: node.name, reply: replies[i], votes: voters[i] })),
       quorum,
       yes >= quorum,
+      sentAt,
     ),
-    sentAt,
   };
 }
 
@@ -224,7 +226,7 @@ export async function probeRound(
     const lease: AcquireReply = { acquired: false, pttl: reply.value };
     votes[i] = { node: nodes[i].name, reply: { kind: 'ok', value: lease }, votes: true };
   });
-  return { ...classifyFailure(votes, quorum, false), sentAt };
+  return classifyFailure(votes, quorum, false, sentAt);
 }
 
 /**
