@@ -83,17 +83,17 @@ export function buildLockedMetadata(
   const mapError = options?.mapError;
   const onBusy = options?.onBusy ?? 'throw';
   const minHold = minHoldOf(options);
-  const shape = {
-    kind: method.kind,
-    key: method.key ?? '',
-    currentLockParams: Object.freeze([...(method.currentLockParams ?? [])]),
-  };
+  const kind = method.kind;
+  const key = method.key ?? '';
+  const currentLockParams = Object.freeze([...(method.currentLockParams ?? [])]);
   if (typeof resource === 'function') {
     return Object.freeze({
       where,
       templates: [],
       readsArguments: false,
-      ...shape,
+      kind,
+      key,
+      currentLockParams,
       resolve: (context: LockedContext) => checkResolved(resource(context), where),
       lockOptions,
       mapError,
@@ -117,7 +117,9 @@ export function buildLockedMetadata(
     where,
     templates,
     readsArguments: sources.has('args'),
-    ...shape,
+    kind,
+    key,
+    currentLockParams,
     resolve: (context: LockedContext, bound?: BoundArguments) =>
       templates.map((t) => t.render(context, bound)),
     lockOptions,

@@ -137,6 +137,8 @@ export class AcquireEntry {
           retryUnavailable,
         },
         this.splitVotes,
+        // Once per round nobody won, not per acquisition: the spread keeps every field of the call.
+        // eslint-disable-next-line no-restricted-syntax
         () => this.attempt({ ...call, giveUpAt: clock.now() }),
       );
     }
