@@ -96,6 +96,8 @@ const raw = { s1: [], s2: [], s2Shipped: [], s3: [], s4: [], s5: [], s6: [], mic
 const fleet = await startLocalFleet(6); // 5 lock nodes + 1 data node for S2's counter
 const lockUrls = fleet.urls.slice(0, 5);
 const dataUrl = fleet.urls[5];
+// S3/S4 fault the lock nodes only (node 0); the data node is S2's counter, not a lock node.
+const lockFleet = { ...fleet, urls: lockUrls };
 const counters = serverCounters(lockUrls);
 try {
   const idleRate = await counters.idleRate(1000);
@@ -162,7 +164,13 @@ try {
     if (!config.only.includes(name)) continue;
     for (let r = 0; r < config.faultRepeats; r++) {
       for (const key of rotate(pick(FAULT_CONTENDERS), r)) {
-        const result = await runFault({ key, fleet, mode, ...config.fault, tag: `${key}:${r}` });
+        const result = await runFault({
+          key,
+          fleet: lockFleet,
+          mode,
+          ...config.fault,
+          tag: `${key}:${r}`,
+        });
         raw[name].push({ repeat: r, ...result });
         log(
           `${name} r${r} ${key}: hung ${result.hung}, p99 ${result.faultP99.toFixed(1)} ms vs healthy ${result.healthyP99.toFixed(1)} ms (${result.p99Ratio.toFixed(2)}×), throughput ${result.throughputRatio.toFixed(2)}× healthy, errors ${result.errors}`,

@@ -23,6 +23,26 @@ async function warmUp(contender, concurrency, prefix) {
 }
 
 /**
+ * The warm-up of a fault run, retried while the fleet does not take locks yet. After an earlier
+ * run killed and restarted node 0, a lock manager created now (this library's) finds every node
+ * of a fleet younger than `maxTtl` possibly restarted, and votes only once the leases filed under
+ * node 0's old run_id have ended (the restart rule, lib/core/quorum/quarantine.ts rule 2: a node
+ * up for less than maxTtl cannot prove it did not restart): up to two default ttls. A fleet up
+ * for longer lets the other nodes vote at once. Waited out here, before the measured window.
+ */
+async function settledWarmUp(contender, concurrency, prefix) {
+  const giveUpAt = performance.now() + 60_000;
+  for (;;) {
+    try {
+      return await warmUp(contender, concurrency, prefix);
+    } catch (error) {
+      if (error?.reason !== 'unavailable' || performance.now() > giveUpAt) throw error;
+      await delay(Math.min(error.retryAfterMs ?? 1_000, 5_000));
+    }
+  }
+}
+
+/**
  * Runs S1 for one contender: resolves with cycles/s, acquire p50/p99 (ms), client CPU µs per
  * cycle (this process: the bench loop's own share is the same for every contender), server CPU
  * µs per cycle and server command executions per cycle (summed over the nodes).
@@ -104,7 +124,7 @@ export async function runFault({
   let faultCycles = 0;
   let end = Infinity;
   try {
-    await warmUp(contender, concurrency, `warm:${tag}`);
+    await settledWarmUp(contender, concurrency, `warm:${tag}`);
     const start = performance.now();
     end = start + healthyMs + faultMs;
     const op = async (kind, fn) => {
