@@ -171,9 +171,9 @@ export interface HeadHooks {
 }
 
 /**
- * How a line's head waits (fair-queue.ts): for its group's turn, announced by the nodes. A class, one object per
- * acquisition, rather than a literal of seven closures: the fair manager makes one for every
- * acquisition, also of an uncontended key (bench S1).
+ * How a line's head waits (fair-queue.ts): for its group's turn, announced by the nodes. A class,
+ * one object per acquisition, rather than a literal of seven closures: the fair manager makes one
+ * for every acquisition, also of an uncontended key (bench S1).
  */
 export class HeadWaiting implements WaitingStrategy {
   readonly alarm: Alarm;

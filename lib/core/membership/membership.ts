@@ -23,6 +23,9 @@ import { nodeFacts, quarantineLine, standingKeys, votes } from './standing';
 
 export type { MembershipListener, MembershipOptions } from './member';
 
+/** Neither waiting out a quarantine nor unidentified (module-level: quorumAt runs every attempt). */
+const isFree = (m: Member): boolean => m.state !== 'waiting' && m.state !== 'unknown';
+
 /**
  * Which nodes may vote (architecture.md §5.7): the part of the lock manager that knows its nodes — their
  * server identity, whether one may have lost keys, its lease horizon and its fence floor.
@@ -135,8 +138,7 @@ export class Membership {
     // Every node up, none waiting out a quarantine or unidentified: a quorum may vote now (every
     // time below would be `now`). The common case, on every attempt: no sort.
     const nodes = this.nodes;
-    const free = (m: Member) => m.state !== 'waiting' && m.state !== 'unknown';
-    if (members.every((m, i) => free(m) && nodes[i].isDown !== true)) return now;
+    if (members.every((m, i) => isFree(m) && nodes[i].isDown !== true)) return now;
     const silentForLong = members.some(
       (m) => m.downSince !== undefined && now - m.downSince >= RECHECK_MS,
     );
