@@ -38,7 +38,13 @@ export class InMemoryRedisNode implements RedisNode {
   private readonly fences = new Map<string, number>();
   /** Fair hand-off's queues (`fairness: 'queue'`), with the scripts' semantics. */
   private readonly queues = new SortedSets(() => performance.now());
-  /** The scripts' view of this node; nobody subscribes in one process, so PUBLISH goes nowhere. */
+  /**
+   * Release announcements, by channel (the key): delivered to the lock managers that share this
+   * node, as a server delivers them to subscribers — the fair queue (the default fairness) tells
+   * the next waiter its turn this way, and a waiter of another manager wakes on a release.
+   */
+  private readonly subscribers = new Map<string, Set<(message: string) => void>>();
+  /** The scripts' view of this node. */
   private readonly scripts: ScriptStore = {
     get: (key) => this.live(key, performance.now())?.value,
     pttl: (key) => {
@@ -51,7 +57,7 @@ export class InMemoryRedisNode implements RedisNode {
     // Queue scores only need a clock that never goes back.
     serverNow: () => performance.now(),
     queues: this.queues,
-    publish: () => undefined,
+    publish: (channel, message) => this.publish(channel, message),
   };
 
   /**
@@ -136,13 +142,47 @@ export class InMemoryRedisNode implements RedisNode {
     return true;
   }
 
-  async release(keys: readonly string[], value: string): Promise<number> {
+  async release(keys: readonly string[], value: string, announce = ''): Promise<number> {
     const now = performance.now();
     let deleted = 0;
     for (const key of keys) {
-      if (this.live(key, now)?.value === value && this.keys.delete(key)) deleted++;
+      if (this.live(key, now)?.value === value && this.keys.delete(key)) {
+        deleted++;
+        if (announce !== '') this.publish(key, announce);
+      }
     }
     return deleted;
+  }
+
+  subscribe(
+    channel: string,
+    onMessage: (id: string) => void,
+    _onGap?: () => void,
+    onConfirmed?: () => void,
+  ): () => void {
+    // A function of its own per subscription: one listener may subscribe twice.
+    const listener = (message: string) => onMessage(message);
+    let listeners = this.subscribers.get(channel);
+    if (listeners === undefined) this.subscribers.set(channel, (listeners = new Set()));
+    listeners.add(listener);
+    if (onConfirmed !== undefined) queueMicrotask(onConfirmed);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.subscribers.get(channel) === listeners) {
+        this.subscribers.delete(channel);
+      }
+    };
+  }
+
+  listening(channel: string): boolean {
+    return this.subscribers.has(channel);
+  }
+
+  /** As a server: to every subscriber of the channel, after the command that published. */
+  private publish(channel: string, message: string): void {
+    const listeners = this.subscribers.get(channel);
+    if (listeners === undefined) return;
+    for (const listener of [...listeners]) queueMicrotask(() => listener(message));
   }
 
   async acquireQueued(

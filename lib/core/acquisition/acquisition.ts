@@ -243,7 +243,7 @@ export class AcquisitionLoop {
         this.gate.leave(result !== undefined && timedOut(result, nodes));
       }
       probe = seat === undefined ? probeNext(listening, result) : undefined;
-      if (!result.acquired) waiting.attempted(blockedBy(result));
+      if (!result.acquired) waiting.attempted(blockedBy(result), result);
       if (result.acquired) {
         const { replies, voters } = result;
         observer.granted(trace, attempts, () => grantedOutcomes(nodes, replies, voters));

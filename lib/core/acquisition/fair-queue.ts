@@ -50,6 +50,7 @@ export class FairQueue {
     listen: (line) => this.listen(line),
     heard: (line, notice) => this.heard(line, notice),
     contended: (key) => this.contended.saw(key),
+    now: () => this.parts.clock.now(),
   };
 
   constructor(private readonly parts: FairQueueParts) {
@@ -91,6 +92,7 @@ export class FairQueue {
     line.head = true;
     // A new head: the last one's attempts say nothing of where this one will be blocked.
     line.blocked = undefined;
+    line.releasedOn = undefined;
     line.trying = undefined;
     const seat = {
       key,
@@ -321,7 +323,13 @@ export class FairQueue {
       const timer = clock.setTimer(
         () =>
           leave({
-            error: new LockNotAcquiredError(call.names, line.reason, 0, [], undefined),
+            error: new LockNotAcquiredError(
+              call.names,
+              line.reason,
+              0,
+              [],
+              retryAfter(line, clock.now()),
+            ),
           }),
         Math.max(0, call.giveUpAt - clock.now()),
       );
@@ -371,10 +379,13 @@ export class FairQueue {
         blocked === undefined
           ? round.quorum
           : Math.min(round.quorum, blocked.filter((at) => at !== undefined).length);
-      const released = (line.released ??= new Map());
-      const count = (released.get(id) ?? 0) + 1;
-      remember(released, id, count);
-      if (count === needed) line.alarm.sound();
+      // Counted by node, not by release: after a split vote each blocking node held another
+      // contender's attempt, and each of their cleanups is a release of its own announced by one
+      // node. Counted per release, none reached two, and every head slept until those attempts'
+      // leases ended (450 ms with the lock free, simulation-multi-waiters seed 5).
+      const from = (line.releasedOn ??= new Set());
+      from.add(node ?? id);
+      if (from.size === needed) line.alarm.sound();
       return;
     }
     if (notice.kind === 'claimed') {
@@ -413,4 +424,16 @@ export class FairQueue {
     this.parts.clock.clearTimer(line.unclaimed);
     this.parts.clock.clearTimer(line.turn);
   }
+}
+
+/**
+ * What a waiter that gives up in line is told of when to retry (`retryAfterMs`, an HTTP 409's
+ * `Retry-After`), as a waiter that attempted would be: the lease of the lock manager's own holder
+ * when the line has one (it attempted nothing: it waited for that holder's hand-off), else what
+ * the head's latest attempt read of the blocking lease, while that is still ahead.
+ */
+function retryAfter(line: Line, now: number): number | undefined {
+  if (line.reason !== 'held') return undefined;
+  if (line.holder !== undefined) return Math.max(1, line.holder.remainingMs());
+  return line.retryAt !== undefined && line.retryAt > now ? line.retryAt - now : undefined;
 }

@@ -3,7 +3,7 @@ import type { AcquisitionCall, AcquisitionLoop, GrantedAttempt } from './acquisi
 import type { WaitingStrategy } from './waiting';
 import type { ReleaseNotifier } from './notifier';
 import type { RandomSource } from '../random';
-import type { RoundContext } from './rounds';
+import type { AttemptFailure, RoundContext } from './rounds';
 import type { ClockTimer } from '../clock';
 import type { LockNotAcquiredReason } from '../errors';
 import type { RedlockLock } from '../lease/lock';
@@ -82,10 +82,15 @@ export class Line {
   queued = false;
   /** Why its latest attempt failed: what a waiter that gives up behind it reports. */
   reason: LockNotAcquiredReason = 'held';
+  /** When the head's latest failed attempt said the lock becomes obtainable (its retryAfterMs). */
+  retryAt: number | undefined = undefined;
   /** Per announcement naming this group: how many nodes named it so far. */
   named: Map<string, number> | undefined = undefined;
-  /** Per plain release announcement: how many nodes the head's attempt was blocked on announced it. */
-  released: Map<string, number> | undefined = undefined;
+  /**
+   * The nodes the head's last attempt was blocked on that announced a release since (by index;
+   * a notice without one, by release id).
+   */
+  releasedOn: Set<number | string> | undefined = undefined;
   /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
   blocked: BlockedNodes | undefined = undefined;
   /** While the head's attempt is out: plain releases heard, judged once it reports. */
@@ -168,6 +173,8 @@ export interface HeadHooks {
   heard(line: Line, notice: Notice): void;
   /** The key had waiters: its next waiters queue at once. */
   contended(key: string): void;
+  /** The lock manager's clock. */
+  now(): number;
 }
 
 /**
@@ -194,8 +201,11 @@ export class HeadWaiting implements WaitingStrategy {
     this.line.trying = [];
   }
 
-  attempted(blocked?: BlockedNodes): void {
+  attempted(blocked?: BlockedNodes, failure?: Pick<AttemptFailure, 'retryAfterMs'>): void {
     const line = this.line;
+    const retryAfterMs = failure?.retryAfterMs;
+    line.retryAt = retryAfterMs === undefined ? undefined : this.hooks.now() + retryAfterMs;
+    line.releasedOn = undefined;
     // Its next attempt is queued (and this one, if queued, queued the group where held).
     line.queued = true;
     line.blocked = blocked;

@@ -40,8 +40,9 @@ export interface WaitingStrategy {
   /**
    * After every failed attempt; `blocked`: where it met another owner's key (see
    * {@link blockedBy}). From then on only a release on one of those nodes may end its sleep.
+   * `failure`: the attempt's (when the lock is known to become obtainable).
    */
-  attempted(blocked?: BlockedNodes): void;
+  attempted(blocked?: BlockedNodes, failure?: Pick<AttemptFailure, 'retryAfterMs'>): void;
   /**
    * Whether the wake-up that ended its sleep is in doubt (notifier.ts `doubtful`): its next
    * try reads whether the key is held before it writes, where it can.

@@ -164,14 +164,12 @@ export function assembleParts(
     random,
   });
   if (options.fairness === 'queue' && notifier !== undefined) {
-    const cannotQueue = nodes.find(
-      (node) => node.acquireQueued === undefined || node.handOff === undefined,
-    );
+    const cannotQueue = nodes.find((node) => !canQueue(node));
     if (cannotQueue !== undefined) {
       throw new RedlockConfigError(
         'fairness',
         options.fairness,
-        `needs nodes that can queue waiters; ${cannotQueue.name} cannot`,
+        `needs nodes that can queue waiters and announce releases (pub/sub); ${cannotQueue.name} cannot`,
       );
     }
     fair = new FairQueue({
@@ -220,4 +218,17 @@ export function assertCanFence(nodes: readonly RedisNode[]): void {
       `needs nodes that can fence; ${unable.name} cannot`,
     );
   }
+}
+
+/**
+ * Whether a node can serve the fair queue: its acquire and hand-off scripts, and release
+ * notifications — a group that is handed the lock is told so, nobody polls for a reservation.
+ * Without them (the node-redis adapter has no subscriber connection) a reservation for another
+ * lock manager's group went unheard until its lease ran out, again and again: 30 using() calls
+ * over two node-redis managers stalled their whole wait in 3 of 12 runs.
+ */
+export function canQueue(node: RedisNode): boolean {
+  return (
+    node.acquireQueued !== undefined && node.handOff !== undefined && node.subscribe !== undefined
+  );
 }
