@@ -104,7 +104,7 @@ export const ROWS = [
   {
     name: 'fairness',
     meaning:
-      "fair hand-off ([fair-hand-off.md](fair-hand-off.md)): `'queue'` serves the waiters of one resource in the order they started waiting, across processes; a release wakes only the next waiter and hands the lock straight to a waiter of its own process when that one is next. Single-resource locks without fencing that wait (`wait` > 0); the others wait as with `'off'`. Needs `notifications`. `'off'`: each waiting process retries on each release, the first attempt to reach a quorum wins",
+      "fair hand-off ([fair-hand-off.md](fair-hand-off.md)): `'queue'` serves the waiters of one resource in the order they started waiting, across processes; a release wakes only the next waiter and hands the lock straight to a waiter of its own process when that one is next. Single-resource locks without fencing that wait (`wait` > 0) queue; the others take their turn beside the queue. Needs `notifications`: with `notifications: false` the default is `'off'`. `'off'`: each waiting process retries on each release, the first attempt to reach a quorum wins; keep it while node-redlock shares your keys ([migrating.md](migrating.md))",
   },
   {
     name: 'handOffLease',

@@ -94,13 +94,18 @@ function thisLibrary(label, { noCork = false, notifications, fairness, dir } = {
 
 /** Every contender, by key. `floor` is the reference of every ratio. */
 export const CONTENDERS = {
-  'nestjs-redlock': thisLibrary('nestjs-redlock'),
-  'nestjs-redlock-nocork': thisLibrary('nestjs-redlock (no cork)', { noCork: true }),
+  // Fairness named on both, since the default changed (0.13: 'queue'): the key `nestjs-redlock`
+  // stays the plain contention its earlier reports measured, `-fair` is the default.
+  'nestjs-redlock': thisLibrary('nestjs-redlock (fairness off)', { fairness: 'off' }),
+  'nestjs-redlock-nocork': thisLibrary('nestjs-redlock (no cork)', {
+    noCork: true,
+    fairness: 'off',
+  }),
   'nestjs-redlock-nonotify': thisLibrary('nestjs-redlock (notifications off)', {
     notifications: false,
   }),
   // Fair hand-off (issue 18, architecture.md §5.11): waiters queued on the nodes, served in order.
-  'nestjs-redlock-fair': thisLibrary('nestjs-redlock (fair)', { fairness: 'queue' }),
+  'nestjs-redlock-fair': thisLibrary('nestjs-redlock (fair, the default)', { fairness: 'queue' }),
   // BENCH_BASE_DIST=dir (and BENCH_BASE_COMMIT): the same library built from another commit,
   // interleaved with this one in the same run — a before/after that shares the machine's noise.
   // Pass it with --contenders (it is in no default list).

@@ -139,7 +139,14 @@ export interface RedlockOptions {
    * their turn beside the queue: the key is reserved for them when they waited longest. Needs
    * release notifications. `'off'`: every waiting process retries on each release, the first
    * attempt to reach a quorum wins.
-   * @default 'off'
+   *
+   * The default is `'queue'` (docs/fair-hand-off.md "Default: queue"), except where it cannot
+   * run: with `notifications: false`, or over nodes that do not announce releases (the node-redis
+   * adapter has no subscriber connection) or lack the queue's operations, it is `'off'`. Asked
+   * for explicitly there, `'queue'` fails with RedlockConfigError. Lock managers of either fairness can share a key (each waiter gets its
+   * turn); keep `'off'` while managers of another library (node-redlock) share your keys:
+   * their waiters do not mark that they wait, and a queue that keeps moving passes them by.
+   * @default 'queue'
    */
   fairness?: 'off' | 'queue';
   /**
@@ -221,7 +228,8 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   trustUnidentifiedNodes: false,
   reentrant: false,
   notifications: true,
-  fairness: 'off',
+  /** `'off'` where notifications are off (see the option). */
+  fairness: 'queue',
   /** NaN: computed from `nodeTimeout` and `retryDelay` (see the option). */
   handOffLease: NaN,
   telemetry: true,
@@ -243,6 +251,9 @@ export function resolveOptions(options: RedlockOptions = {}): ResolvedRedlockOpt
     if (options[key] !== undefined)
       (resolved as unknown as Record<string, unknown>)[key] = options[key];
   }
+  // The fair queue needs release notifications (its next waiter is told, nobody polls): without
+  // them the default is the plain contention, and only an explicit 'queue' is an error (below).
+  if (options.fairness === undefined && resolved.notifications === false) resolved.fairness = 'off';
   assertTtl('ttl', resolved.ttl);
   if (
     typeof resolved.driftFactor !== 'number' ||

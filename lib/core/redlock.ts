@@ -11,7 +11,7 @@ import { consoleLogger } from './observability/logger';
 import { AcquireEntry } from './manager/acquire-entry';
 import { nodeAdapters, validateNodes } from './manager/node-list';
 import { LockObserver } from './observability/observer';
-import { assembleParts, type ManagerParts } from './manager/parts';
+import { assembleParts, canQueue, type ManagerParts } from './manager/parts';
 import { Startup } from './manager/startup';
 import { inspectResource, nodeHealth } from './manager/status';
 import type { RedisNode } from './nodes/node';
@@ -79,12 +79,18 @@ export class Redlock extends EventEmitter<RedlockEvents> {
     options: RedlockOptions = {},
   ) {
     super();
-    this.options = Object.freeze(resolveOptions(options));
+    const resolved = resolveOptions(options);
     const logger = options.logger ?? consoleLogger;
     const clock: Clock = options.clock ?? monotonicClock;
     validateNodes(nodes);
     if (nodes.length % 2 === 0) logger.warn(evenNodesWarning(nodes.length));
-    const adapters = nodeAdapters(nodes, this.options.nodeTimeout, logger, clock);
+    const adapters = nodeAdapters(nodes, resolved.nodeTimeout, logger, clock);
+    // The default fairness is the queue where every node can run it (the ioredis adapter can);
+    // over nodes without its scripts or release notifications (the node-redis adapter, an
+    // adapter of your own) it is 'off', as with notifications off. Asked for explicitly,
+    // 'queue' is refused there (assembleParts).
+    if (options.fairness === undefined && !adapters.every(canQueue)) resolved.fairness = 'off';
+    this.options = Object.freeze(resolved);
     const observer = new LockObserver(this, logger, () => clock.now());
     this.parts = assembleParts(
       adapters,

@@ -88,6 +88,24 @@ it('mutual exclusion across the two adapters: 30 read-modify-writes, none lost',
   expect(counter).toBe(30);
 });
 
+it("no fair queue without release notifications: the default is 'off', 'queue' is refused", async () => {
+  // The node-redis adapter has no subscriber connection. A fair queue over it handed the lock
+  // to another manager's group that never heard so: 30 using() calls over two node-redis
+  // managers with fairness 'queue' stalled until their wait ran out in 3 of 12 runs.
+  const clients = await nodeRedisClients();
+  const byDefault = new Redlock(clients, { logger: quiet });
+  const overIoredis = new Redlock(fleet.urls(), { logger: quiet });
+  try {
+    expect(byDefault.options.fairness).toBe('off');
+    expect(overIoredis.options.fairness).toBe('queue');
+    expect(() => new Redlock(clients, { logger: quiet, fairness: 'queue' })).toThrow(
+      /fairness.*announce releases \(pub\/sub\)/,
+    );
+  } finally {
+    await Promise.all([byDefault.close(), overIoredis.close()]);
+  }
+});
+
 it('fencing tokens increase; WRONGTYPE is a key conflict; the clients stay open after close()', async () => {
   const nodeClients = await nodeRedisClients();
   const redlock = new Redlock(

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { LockNotAcquiredError, type Redlock } from '../../lib';
+import { LockNotAcquiredError, type Redlock, type RedlockOptions } from '../../lib';
 import { delay, eventually, sharedFleet, timed } from './helpers';
 
 /** Issue 8 item 6: release notifications (architecture.md §5.8) on real nodes. Functional, not timing. */
@@ -11,7 +11,15 @@ function countAttempts(redlock: Redlock): () => number {
 }
 
 describe('release notifications (3 real nodes)', () => {
-  const shared = sharedFleet(3);
+  const fleet = sharedFleet(3);
+  // Every waiter here is a plain one, counted by its failed attempts: with the fair queue (the
+  // default) only a line's head attempts, and fair-hand-off.spec.ts covers it.
+  const shared = {
+    get fleet() {
+      return fleet.fleet;
+    },
+    manager: (options: RedlockOptions = {}) => fleet.manager({ fairness: 'off', ...options }),
+  };
 
   /** Subscriber connections (`CLIENT LIST` entries in pub/sub mode) and subscribed channels on a node. */
   const pubsub = async (i: number) => {

@@ -14,9 +14,10 @@ describe('a plain waiter meeting a held key (3 nodes)', () => {
   // Keys as the nodes store them: under the default keyPrefix.
   /** Holds `key` from one manager and lets another wait for it; the fleet's commands meanwhile. */
   async function waitOnHeld(key: string, beforeWaiting: () => Promise<void>) {
-    // Long leases: no lease horizon is recorded again inside the window counted.
-    const holder = shared.manager({ ttl: 60_000 });
-    const waiter = shared.manager({ ttl: 60_000 });
+    // Long leases: no lease horizon is recorded again inside the window counted. Plain waiters:
+    // managers with fairness off (the fair queue, the default, queues a single-key waiter).
+    const holder = shared.manager({ ttl: 60_000, fairness: 'off' });
+    const waiter = shared.manager({ ttl: 60_000, fairness: 'off' });
     // Each manager's first acquisition records its lease horizons: not the path counted here.
     await (await holder.acquire(`${key}:warm-holder`)).release();
     await (await waiter.acquire(`${key}:warm-waiter`)).release();

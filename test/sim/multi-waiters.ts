@@ -55,11 +55,17 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
  */
 export async function simulateMultiWaiters(
   seed: number,
-  options: { trace?: boolean } = {},
+  options: { trace?: boolean; fairness?: 'off' | 'queue' } = {},
 ): Promise<MultiWaitersResult> {
   // The core's draws (jitter, owner values, ids) from the seed's own stream, apart from the run's.
   const core = new SeededRandom(seed ^ 0x68e31da4);
-  return run(seed, new SeededRandom(seed), () => core.next(), options.trace === true);
+  return run(
+    seed,
+    new SeededRandom(seed),
+    () => core.next(),
+    options.trace === true,
+    options.fairness,
+  );
 }
 
 async function run(
@@ -67,6 +73,7 @@ async function run(
   rng: SeededRandom,
   random: () => number,
   tracing: boolean,
+  fairness: 'off' | 'queue' | undefined,
 ): Promise<MultiWaitersResult> {
   const clock = new VirtualClock();
   const trace: string[] = [];
@@ -108,6 +115,8 @@ async function run(
     retryJitter,
     quarantine: false,
     notifications: true,
+    // Undefined: the default (the fair queue: single-resource waiters queue, the others beside).
+    fairness,
   } as const;
   // An attempt, its cleanup and its announcement each take at most a node timeout; a woken
   // waiter may wait for one attempt of another woken waiter first.

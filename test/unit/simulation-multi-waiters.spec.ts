@@ -7,7 +7,8 @@ import { simulateMultiWaiters, type MultiWaitersResult } from '../sim/multi-wait
  *
  *   SIM_MULTI_SEED=12 npx jest test/unit/simulation-multi-waiters.spec.ts
  *
- * SIM_MULTI_SEEDS (default 50) chooses how many seeds run.
+ * SIM_MULTI_SEEDS (default 50) chooses how many seeds run; SIM_MULTI_FAIRNESS=off replays a seed
+ * of the run with fairness off.
  */
 const replay =
   process.env.SIM_MULTI_SEED === undefined ? undefined : Number(process.env.SIM_MULTI_SEED);
@@ -24,7 +25,8 @@ function describeFailure(result: MultiWaitersResult): string {
 describe('simulation: multi-resource waiters and release notifications (issue 16 defect 8)', () => {
   if (replay !== undefined) {
     it(`replays seed ${replay}`, async () => {
-      const result = await simulateMultiWaiters(replay, { trace: true });
+      const fairness = process.env.SIM_MULTI_FAIRNESS === 'off' ? 'off' : undefined;
+      const result = await simulateMultiWaiters(replay, { trace: true, fairness });
       process.stdout.write(`${result.trace.join('\n')}\n`);
       expect(result.violations).toEqual([]);
     });
@@ -46,17 +48,25 @@ describe('simulation: multi-resource waiters and release notifications (issue 16
     expect(first.grants).toBeGreaterThan(5);
   });
 
-  it(`${seedCount} seeds: no waiter sleeps through a release it can use, never two holders`, async () => {
-    const results: MultiWaitersResult[] = [];
-    for (let seed = 1; seed <= seedCount; seed++) {
-      const result = await simulateMultiWaiters(seed);
-      results.push(result);
-      if (result.violations.length > 0) break;
-    }
-    const failing = results.filter((r) => r.violations.length > 0);
-    if (failing.length > 0) throw new Error(failing.map(describeFailure).join('\n\n'));
-    // The runs really handed locks from waiter to waiter.
-    const handOffs = results.reduce((sum, r) => sum + r.handOffs, 0);
-    expect(handOffs).toBeGreaterThan(seedCount * 5);
-  }, 180_000);
+  // The default (the fair queue) and the plain contention: both live on release notifications.
+  it.each([
+    ['the default fairness', undefined],
+    ["fairness 'off'", 'off' as const],
+  ])(
+    `${seedCount} seeds, %s: no waiter sleeps through a release it can use, never two holders`,
+    async (_, fairness) => {
+      const results: MultiWaitersResult[] = [];
+      for (let seed = 1; seed <= seedCount; seed++) {
+        const result = await simulateMultiWaiters(seed, { fairness });
+        results.push(result);
+        if (result.violations.length > 0) break;
+      }
+      const failing = results.filter((r) => r.violations.length > 0);
+      if (failing.length > 0) throw new Error(failing.map(describeFailure).join('\n\n'));
+      // The runs really handed locks from waiter to waiter.
+      const handOffs = results.reduce((sum, r) => sum + r.handOffs, 0);
+      expect(handOffs).toBeGreaterThan(seedCount * 5);
+    },
+    180_000,
+  );
 });
