@@ -154,6 +154,7 @@ export class InMemoryRedisNode implements RedisNode {
     return deleted;
   }
 
+  /** {@link RedisNode.subscribe}: in process, confirmed at once, never a gap. */
   subscribe(
     channel: string,
     onMessage: (id: string) => void,
@@ -174,6 +175,7 @@ export class InMemoryRedisNode implements RedisNode {
     };
   }
 
+  /** {@link RedisNode.listening}: whether a lock manager sharing this node listens on `channel`. */
   listening(channel: string): boolean {
     return this.subscribers.has(channel);
   }
