@@ -200,4 +200,25 @@ describe('release notifications (3 real nodes)', () => {
     expect(ms).toBeLessThan(2_500 + 1_000 + 3_000);
     await result.release();
   });
+  it('with the fair queue (the default), a queued waiter is woken when its subscriber connection drops', async () => {
+    const holder = fleet.manager();
+    const waiter = fleet.manager({ retryDelay: 1_000, retryJitter: 0 });
+    expect(waiter.options.fairness).toBe('queue');
+    const attempts = countAttempts(waiter);
+    const lock = await holder.acquire('dropped-fair', { ttl: 30_000 });
+    const waiting = timed(() => waiter.acquire('dropped-fair', { wait: 25_000 }));
+    // Its tries come at once (the plain one, the queued one, the one its subscription's
+    // confirmation closes the gap with: 4 here), then it sleeps: no polling while it listens.
+    await delay(500);
+    const settled = attempts();
+    expect(settled).toBeLessThanOrEqual(4);
+    await delay(2_000);
+    expect(attempts()).toBe(settled);
+    // The hand-off to the waiter's group is announced while nobody listens: lost.
+    for (const node of shared.fleet.nodes) await node.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    await lock.release();
+    const { ms, result } = await waiting;
+    expect(ms).toBeLessThan(2_500 + 1_000 + 3_000);
+    await result.release();
+  });
 });
