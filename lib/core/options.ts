@@ -143,9 +143,10 @@ export interface RedlockOptions {
    * The default is `'queue'` (docs/fair-hand-off.md "Default: queue"), except where it cannot
    * run: with `notifications: false`, or over nodes that do not announce releases (the node-redis
    * adapter has no subscriber connection) or lack the queue's operations, it is `'off'`. Asked
-   * for explicitly there, `'queue'` fails with RedlockConfigError. Lock managers of either fairness can share a key (each waiter gets its
-   * turn); keep `'off'` while managers of another library (node-redlock) share your keys:
-   * their waiters do not mark that they wait, and a queue that keeps moving passes them by.
+   * for explicitly there, `'queue'` fails with RedlockConfigError. Lock managers of either
+   * fairness can share a key (each waiter gets its turn); keep `'off'` while managers of another
+   * library (node-redlock) share your keys: their waiters do not mark that they wait, and a
+   * queue that keeps moving passes them by.
    * @default 'queue'
    */
   fairness?: 'off' | 'queue';
@@ -228,7 +229,7 @@ export const REDLOCK_DEFAULTS: Readonly<ResolvedRedlockOptions> = Object.freeze(
   trustUnidentifiedNodes: false,
   reentrant: false,
   notifications: true,
-  /** `'off'` where notifications are off (see the option). */
+  /** `'off'` where the queue cannot run (notifications off, nodes without pub/sub). */
   fairness: 'queue',
   /** NaN: computed from `nodeTimeout` and `retryDelay` (see the option). */
   handOffLease: NaN,
