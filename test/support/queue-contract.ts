@@ -342,6 +342,55 @@ export function queueContract(harness: () => QueueHarness): void {
     }
   });
 
+  it('a swap to the next local waiter leaves the holder group queued behind the head (it still waits); its last release takes it out', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    const now = await h.serverNow();
+    await h.put(key, 'me', 3_000);
+    await h.zadd(queueKey, now + 60_000, 'q');
+    await h.zadd(queueKey, now + 70_000, 'g');
+    const next = { value: 'next', ttl: 5_000, ageMs: 0 };
+    expect(await h.node.handOff(key, queueKey, 'me', { group: 'g', next, leaseMs: 100 })).toBe(
+      'swapped',
+    );
+    expect(await h.get(key)).toBe('next');
+    expect((await h.queue(queueKey)).map(([m]) => m)).toEqual(['q', 'g']);
+    // With no next waiter the group leaves, wherever it stands: nobody would claim its turn.
+    expect(await h.node.handOff(key, queueKey, 'next', { group: 'g', leaseMs: 100 })).toBe(
+      'reserved',
+    );
+    expect(await h.get(key)).toBe('\0rq');
+    expect(await h.queue(queueKey)).toEqual([]);
+  });
+
+  it('a hand-off that finds its marked queue gone drops the mark; a re-created queue is marked again', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, 'me', 3_000);
+    await h.zadd(queueKey, 1, 'q');
+    // The last group is served: the queue is gone, its mark is not (yet).
+    expect(await h.node.handOff(key, queueKey, 'me', { group: 'g', leaseMs: 100 })).toBe(
+      'reserved',
+    );
+    expect(await h.queue(queueKey)).toEqual([]);
+    expect(await h.get(markOf(queueKey))).toBe('1');
+    // The next release reads the queue, finds nothing, and drops the mark: a swap to the local
+    // next waiter, as with nobody queued.
+    await h.put(key, 'me', 3_000);
+    const next = { value: 'next', ttl: 5_000, ageMs: 0 };
+    expect(await h.node.handOff(key, queueKey, 'me', { group: 'g', next, leaseMs: 100 })).toBe(
+      'swapped',
+    );
+    expect(await h.get(markOf(queueKey))).toBeNull();
+    // A group that queues again re-creates the queue with its mark, and the release reads it.
+    await h.node.acquireQueued(key, queueKey, 'v', 5_000, ticket('q2', { keepMs: 60_000 }));
+    expect(await h.get(markOf(queueKey))).toBe('1');
+    expect(await h.node.handOff(key, queueKey, 'next', { group: 'g', leaseMs: 100 })).toBe(
+      'reserved',
+    );
+    expect(await h.get(key)).toBe('\0rq2');
+  });
+
   it('hand-off swaps to the local next waiter when nobody is queued or it waited longer than the head', async () => {
     const h = harness();
     const { key, queueKey } = names();

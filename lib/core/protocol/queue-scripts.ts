@@ -88,8 +88,14 @@ return {0, pttl}
  * nobody would claim it (bench/fair-rates.mjs, 3 nodes, 300/s: one node idled a whole lease at a
  * time, and every group switch waited for its turn timer; wait p99 230-390 ms). A reservation
  * is no owner value: passing it on, as the group's own claim and release would, can meet no
- * holder. Then, only while the key holds the holder's value (or that reservation), in the order
- * in which the waiters started waiting, on this server's clock:
+ * holder. Where the key is the holder's and a next local waiter comes with the release, the
+ * group leaves the queue only from its head (it would be reserved its own key): it still has a
+ * waiter, so an entry further back names a live group, and this path writes the group's entry
+ * anyway when it does not swap (ZADD below); the ZREM would find nothing there almost always (a
+ * group is queued where its key is held only after that holder lost it), at one command per
+ * node on every hand-off between two busy processes (issue 24's S2). Then, only while the key
+ * holds the holder's value (or that reservation), in the order in which the waiters started
+ * waiting, on this server's clock:
  * - the holder's next local waiter, when it waited longer than every queued group: the key is
  *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
  *   returns 2 (with nobody queued and no plain waiter, without reading the clock: one command
@@ -109,7 +115,12 @@ return {0, pttl}
  * An uncontended release costs what a plain one does (issue 24 item 3: 5 commands per node and
  * cycle, as with fairness off): one MGET reads the key, its queue mark (`K\0w`) and the plain
  * waiters' mark, and the queue is read only when its mark exists. Every script that sets a
- * queue's expiry writes the mark as long, so no queue outlives its mark; a queue without one
+ * queue's expiry writes the mark as long, so no queue outlives its mark; a release that finds
+ * the queue gone (its last group was served or left) deletes the mark, so that the releases
+ * after it, while nobody queues, skip the queue as well (S2: half the hand-offs of two busy
+ * processes found a marked, empty queue); a queue re-created later is re-created with its mark
+ * (a queue that did not exist has no expiry, and every ZADD is followed by the expiry and
+ * mark when the queue's expiry is shorter than the keep). A queue without one
  * can only have been written by a version before the mark (its groups then contend for a plain
  * release once). A queue re-created here (the holder's group queued behind plain waiters) gets
  * an expiry and its mark likewise. The plain mark counts only when someone else waits too:
@@ -126,7 +137,10 @@ end
 local head = {}
 if cur[2] then
   head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if head[1] and redis.call('ZREM', KEYS[2], ARGV[2]) == 1 and head[1] == ARGV[2] then
+  if not head[1] then
+    redis.call('DEL', KEYS[1] .. '\\0w')
+  elseif (head[1] == ARGV[2] or not ARGV[5]) and redis.call('ZREM', KEYS[2], ARGV[2]) == 1
+      and head[1] == ARGV[2] then
     head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   end
 end
