@@ -82,8 +82,34 @@ async function openLoop(urls, counters, fairness, rate, tag) {
     max: Math.max(...waits),
     inversions: orderInversions(requests) / Math.max(1, served.length),
     nearTies: nearTies(requests),
+    idle: idleWithWaiters(served),
     commands: server.commands / served.length,
   };
+}
+
+/**
+ * The lock idle while a request waited (issue 24 item 2b: a hand-off that idles): between each
+ * release and the next acquisition, when that next request had arrived before the release. The
+ * longest such gap, how many were over 5 and 15 ms, and their sum, in ms: a stall shows as long
+ * gaps, a backlog as none.
+ */
+function idleWithWaiters(served) {
+  const byService = [...served].sort((a, b) => a.servedAt - b.servedAt);
+  let longest = 0;
+  let sum = 0;
+  let over5 = 0;
+  let over15 = 0;
+  for (let i = 1; i < byService.length; i++) {
+    const before = byService[i - 1];
+    const next = byService[i];
+    if (next.arrivedAt >= before.releasedAt) continue;
+    const gap = Math.max(0, next.servedAt - before.releasedAt);
+    longest = Math.max(longest, gap);
+    sum += gap;
+    if (gap > 5) over5++;
+    if (gap > 15) over15++;
+  }
+  return { longest, sum, over5, over15 };
 }
 
 /**
@@ -149,7 +175,7 @@ try {
       for (const fairness of r % 2 ? [...modes].reverse() : modes) {
         const x = await openLoop(fleet.urls, counters, fairness, rate, `${fairness}${rate}r${r}`);
         log(
-          `S5 ${rate}/s ${fairness}: served ${x.served}/${x.arrivals} at ${x.servedPerS.toFixed(0)}/s (arrivals ${x.arrivalPerS.toFixed(0)}/s), wait p50 ${x.p50.toFixed(1)} p99 ${x.p99.toFixed(1)} max ${x.max.toFixed(0)} ms, overtaken ${(x.inversions * 100).toFixed(2)}% (${x.nearTies.under05} of ${x.nearTies.all} within 0.5 ms, ${x.nearTies.under1} within 1 ms, ${x.nearTies.sameProcess} same process), ${x.commands.toFixed(1)} cmds/success`,
+          `S5 ${rate}/s ${fairness}: served ${x.served}/${x.arrivals} at ${x.servedPerS.toFixed(0)}/s (arrivals ${x.arrivalPerS.toFixed(0)}/s), wait p50 ${x.p50.toFixed(1)} p99 ${x.p99.toFixed(1)} max ${x.max.toFixed(0)} ms, overtaken ${(x.inversions * 100).toFixed(2)}% (${x.nearTies.under05} of ${x.nearTies.all} within 0.5 ms, ${x.nearTies.under1} within 1 ms, ${x.nearTies.sameProcess} same process), idle with a waiter: longest ${x.idle.longest.toFixed(1)} ms, ${x.idle.over5} over 5 ms, ${x.idle.over15} over 15 ms, ${x.idle.sum.toFixed(0)} ms in all, ${x.commands.toFixed(1)} cmds/success`,
         );
         await delay(500);
       }

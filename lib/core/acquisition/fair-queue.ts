@@ -11,6 +11,7 @@ import {
   newGroupId,
   remember,
   REMEMBERED,
+  TURN_MS,
   ContendedKeys,
   HeadWaiting,
   Line,
@@ -401,7 +402,10 @@ export class FairQueue {
         clock.clearTimer(line.unclaimed);
         line.unclaimed = undefined;
         clock.clearTimer(line.turn);
-        line.turn = clock.setTimer(() => line.alarm.sound(), Math.min(round.nodeTimeout / 4, 20));
+        line.turn = clock.setTimer(
+          () => line.alarm.sound(),
+          Math.min(round.nodeTimeout / 4, TURN_MS),
+        );
       }
       if (count === round.quorum) {
         clock.clearTimer(line.turn);

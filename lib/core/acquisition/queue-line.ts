@@ -118,6 +118,17 @@ export class Line {
 /** How many recent announcement ids a line remembers. */
 export const REMEMBERED = 16;
 
+/**
+ * How long a head named by fewer than a quorum of nodes waits for the others' announcements of
+ * the same release before it tries (ms). They left in one fan-out and come within a fraction of a
+ * millisecond on a LAN; a node that named another group (the queues differ) never names this
+ * one. Trying early costs at most an attempt that fails where the release has not yet run (the
+ * namings heard after it still ring the head), and waiting is the lock idle with a waiter in
+ * line: at 20 ms, bench/fair-rates.mjs at 300 requests/s saw 6-14 such pauses per 10 s and a
+ * wait p99 of 48-79 ms; at 5 ms none over 15 ms, and p99 12-21 ms (issue 24 item 2b).
+ */
+export const TURN_MS = 5;
+
 /** One node's hand-off request, refused clearly by a node that cannot queue. */
 export function handOff(
   node: RedisNode,
