@@ -229,16 +229,17 @@ export function handOff(
   const queued = store.get(key + QUEUE_MARK) !== undefined;
   const mark = store.get(key + PLAIN);
   let head: [string, number] | undefined = queued ? queues.head(queueKey) : undefined;
-  // Marked, but gone: the mark goes too, and the releases after this one skip the queue.
   const { next } = request;
   const hasNext = next !== undefined && next.value !== '';
-  if (queued && head === undefined) store.del(key + QUEUE_MARK);
-  else if (
-    head !== undefined &&
-    (head[0] === request.group || !hasNext) &&
-    queues.remove(queueKey, request.group) === 1
-  ) {
+  if (queued && head === undefined) {
+    // Marked, but gone: the mark goes too, and the releases after this one skip the queue.
+    store.del(key + QUEUE_MARK);
+  } else if (head?.[0] === request.group) {
+    queues.remove(queueKey, request.group);
     head = queues.head(queueKey);
+  } else if (head !== undefined && !hasNext) {
+    // No next waiter: the group leaves wherever it stands (a swap leaves it behind the head).
+    queues.remove(queueKey, request.group);
   }
   const plain = mark !== undefined && (hasNext || head !== undefined) ? Number(mark) : undefined;
   if (next !== undefined && hasNext) {

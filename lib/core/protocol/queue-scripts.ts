@@ -139,9 +139,11 @@ if cur[2] then
   head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   if not head[1] then
     redis.call('DEL', KEYS[1] .. '\\0w')
-  elseif (head[1] == ARGV[2] or not ARGV[5]) and redis.call('ZREM', KEYS[2], ARGV[2]) == 1
-      and head[1] == ARGV[2] then
+  elseif head[1] == ARGV[2] then
+    redis.call('ZREM', KEYS[2], ARGV[2])
     head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  elseif not ARGV[5] then
+    redis.call('ZREM', KEYS[2], ARGV[2])
   end
 end
 local nextValue = ARGV[5]
