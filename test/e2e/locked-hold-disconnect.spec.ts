@@ -96,7 +96,6 @@ function readEvents(app: INestApplication, events: number): Promise<void> {
   });
 }
 
-/** Sends a POST and resolves with its status, or 0 once the client destroyed it. */
 /** Resolves once the server holds no open connection (each `send` opens its own), or 1 s passed. */
 async function serverSawEveryClose(app: INestApplication): Promise<void> {
   const server = app.getHttpServer() as {
@@ -112,6 +111,7 @@ async function serverSawEveryClose(app: INestApplication): Promise<void> {
   }
 }
 
+/** Sends a POST and resolves with its status, or 0 once the client destroyed it. */
 function send(app: INestApplication, path: string, abortAfterMs?: number): Promise<number> {
   const { port } = app.getHttpServer().address() as AddressInfo;
   return new Promise((resolve) => {
