@@ -3,7 +3,7 @@ import type { ClockTimer } from '../clock';
 import { LockNotAcquiredError } from '../errors';
 import type { RedlockLock } from '../lease/lock';
 import type { AcquireReply } from '../nodes/node';
-import { newReleaseId, type Notice } from './notifier';
+import { newReleaseId, releaseOf, type Notice } from './release-notices';
 import { newOwnerValue } from '../lease/owner-value';
 import { acquireRound, releaseRound } from './rounds';
 import {
@@ -356,6 +356,10 @@ export class FairQueue {
    * reservation in time (it died or left); otherwise it sleeps.
    */
   private heard(line: Line, notice: Notice): void {
+    if (process.env.FQDEBUG)
+      console.log(
+        `heard ${line.group} t=${this.parts.clock.now()} ${JSON.stringify(notice)} trying=${line.trying !== undefined} blocked=${JSON.stringify(line.blocked)} head=${line.head}`,
+      );
     const { clock, round } = this.parts;
     if (notice.kind === 'released') {
       // Only a release announced by a quorum of the nodes that blocked the head's last attempt
@@ -395,6 +399,8 @@ export class FairQueue {
       return;
     }
     if (notice.group === line.group) {
+      // Named during an attempt that fails: a release there, for it (test/search/fair-search.ts).
+      line.trying?.push(releaseOf(notice));
       const named = (line.named ??= new Map());
       const count = (named.get(notice.id) ?? 0) + 1;
       remember(named, notice.id, count);

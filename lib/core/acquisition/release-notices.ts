@@ -62,6 +62,14 @@ export interface Notice {
 }
 
 /**
+ * A naming of a waiter's own group heard while its attempt was out, as the release it is to that
+ * waiter should the attempt fail: the node has since reserved the key for its group (fair-queue.ts).
+ */
+export function releaseOf(notice: Notice): Notice {
+  return { kind: 'released', id: notice.id, group: undefined, node: notice.node, seq: notice.seq };
+}
+
+/**
  * Reads a message: `id`, or `id|n|group` / `id|c|group` (HAND_OFF / ACQUIRE_QUEUED scripts), heard
  * from `node` as announcement number `seq` (one literal, not a spread plus properties: see
  * eslint.config.mjs).

@@ -1,0 +1,80 @@
+import type { FairScope } from './fair-search';
+
+/**
+ * The bounded scopes of the fair queue's search (fair-search.ts): three nodes, two lock managers,
+ * one or two resources, three or four acquisitions. Every waiter but those that may give up has
+ * a wait long enough for everyone ahead of it. `npm test` runs each with its budget;
+ * `FAIR_SEARCH_BUDGET=3 npx jest test/unit/fair-search.spec.ts` raises every budget.
+ */
+const LONG = 2_000;
+/** The longest a resource may idle while someone waits, with no information lost (ms). */
+const IDLE = 60;
+
+export const FAIR_SCOPES: readonly FairScope[] = [
+  {
+    // Two fair processes: a local hand-off competing with a queued group (issue 24 items 2b, 3).
+    name: 'two fair managers',
+    managers: ['queue', 'queue'],
+    waiters: [
+      { manager: 0, at: 0, hold: 10, wait: LONG },
+      { manager: 1, at: 2, hold: 10, wait: LONG },
+      { manager: 0, at: 4, hold: 10, wait: LONG },
+    ],
+    budget: 2,
+    idleMs: IDLE,
+  },
+  {
+    // A manager with fairness off on a key whose queue keeps moving (issue 24 item 1).
+    name: 'mixed fairness',
+    managers: ['queue', 'off'],
+    waiters: [
+      { manager: 0, at: 0, hold: 10, wait: LONG },
+      { manager: 1, at: 2, hold: 10, wait: LONG },
+      { manager: 0, at: 4, hold: 10, wait: LONG },
+      { manager: 0, at: 6, hold: 10, wait: LONG },
+    ],
+    budget: 1,
+    idleMs: IDLE,
+  },
+  {
+    // Fenced and multi-resource acquisitions of a fair manager beside queued ones (item 1).
+    name: 'fenced and multi-resource',
+    managers: ['queue', 'queue'],
+    waiters: [
+      { manager: 0, at: 0, hold: 10, wait: LONG },
+      { manager: 1, at: 2, hold: 10, wait: LONG, fencing: true },
+      { manager: 0, at: 4, hold: 10, wait: LONG },
+      { manager: 1, at: 6, hold: 10, wait: LONG, resources: ['a', 'b'] },
+    ],
+    budget: 1,
+    idleMs: IDLE,
+  },
+  {
+    // Waiters whose wait ends as the holder releases, in another process and in its own
+    // (item 2: the turn passes on at once; no grant after the wait).
+    name: 'gives up during a hand-off',
+    managers: ['queue', 'queue'],
+    waiters: [
+      { manager: 0, at: 0, hold: 10, wait: LONG },
+      { manager: 1, at: 2, hold: 10, wait: 8.3, mayGiveUp: true },
+      { manager: 0, at: 3, hold: 10, wait: 7.5, mayGiveUp: true },
+      { manager: 0, at: 4, hold: 10, wait: LONG },
+    ],
+    budget: 1,
+    idleMs: IDLE,
+  },
+  {
+    // A group that died queued first on two nodes of three (item 2: within one handOffLease).
+    name: 'dead group at the head',
+    managers: ['queue', 'queue'],
+    waiters: [
+      { manager: 0, at: 0, hold: 10, wait: LONG },
+      { manager: 1, at: 2, hold: 10, wait: LONG },
+      { manager: 0, at: 4, hold: 10, wait: LONG },
+    ],
+    deadHeadOn: [0, 1],
+    budget: 1,
+    // handOffLease (2 node timeouts + the retry delay: 340 ms) and the usual.
+    idleMs: 340 + IDLE,
+  },
+];

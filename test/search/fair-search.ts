@@ -1,0 +1,417 @@
+import { LockNotAcquiredError, Redlock, type Lock } from '../../lib';
+import { markQueued } from '../../lib/testing/queue-scripts';
+import { PubSubSimNode, type SimFault, type SimOp } from '../sim/sim-node';
+import { SeededRandom } from '../sim/random';
+import { VirtualClock } from '../sim/virtual-clock';
+
+/**
+ * The fair queue (architecture.md §5.11) under an exhaustive search of its message schedules
+ * (§5.13), driving the library itself — lock managers, FairQueue, the scripts' TypeScript twins
+ * that test/support/queue-contract.ts holds to the real scripts — over three simulated nodes in
+ * virtual time.
+ *
+ * A scope fixes the managers, their waiters (when each arrives, how long it waits and holds) and
+ * a budget B. Every command a manager sends a node and every announcement a node publishes to a
+ * subscriber is a choice point: on time (the default), late (applied after the traffic of the
+ * next few ms: a reorder), applied without a reply (the client times the node out), or lost
+ * (never applied). The search runs every schedule with at most B deviations from the default
+ * (delay-bounded search: complete for the scope, no sampling): each run records its choice points,
+ * and each point after the last deviation is tried with each other outcome. The code is
+ * deterministic given the choices (virtual time, seeded draws), so a schedule is replayed from
+ * its deviations alone.
+ *
+ * Properties, checked at every step of every run:
+ * - `one-holder`: no resource held by two valid locks;
+ * - `idle`: no resource left without a valid holder for longer than the scope's `idleMs` while
+ *   a waiter for it is within its wait — a wait that protects nothing (a reservation nobody
+ *   claims, a lost turn, a storm that never lands);
+ * - `starved`: every waiter whose wait covers everyone ahead of it is served;
+ * - `late-grant`: no lock granted after its wait ended (plus a node timeout for the attempt
+ *   in flight);
+ * - `hang`: every acquisition and release settles.
+ */
+
+/** One acquisition of a scope. */
+export interface FairWaiter {
+  /** Which lock manager (index into the scope's `managers`). */
+  readonly manager: number;
+  /** When it calls acquire() (virtual ms after the start). */
+  readonly at: number;
+  /** How long it holds the lock once granted (ms). */
+  readonly hold: number;
+  /** Its `wait` (ms). */
+  readonly wait: number;
+  /** Its resources (default ['a']). */
+  readonly resources?: readonly string[];
+  readonly fencing?: boolean;
+  /** It may give up (a short wait): not counted as starved, and no grant after its wait. */
+  readonly mayGiveUp?: boolean;
+}
+
+/** A reverted fix the search must find. */
+export type NodeMutant = 'leaveKeepsReservation';
+
+export interface FairScope {
+  readonly name: string;
+  /** Each lock manager's fairness. */
+  readonly managers: readonly ('queue' | 'off')[];
+  readonly waiters: readonly FairWaiter[];
+  /** Deviations per schedule. */
+  readonly budget: number;
+  /** How long a resource may stay without a holder while someone waits (ms). */
+  readonly idleMs: number;
+  /** A group nobody waits in, queued first on these nodes at the start (a process that died). */
+  readonly deadHeadOn?: readonly number[];
+  /** A reverted fix, to show the search finds it (mutants in fair-search's nodes). */
+  readonly mutant?: NodeMutant;
+}
+
+export interface FairViolation {
+  readonly property: 'one-holder' | 'idle' | 'starved' | 'late-grant' | 'hang' | 'error';
+  readonly message: string;
+  /** The schedule: `point:outcome` for each deviation. */
+  readonly schedule: string;
+}
+
+export interface FairSearchResult {
+  readonly runs: number;
+  /** Choice points of the default schedule. */
+  readonly points: number;
+  readonly violations: FairViolation[];
+  readonly ms: number;
+}
+
+const TTL = 1_000;
+const NODE_TIMEOUT = 20;
+const RETRY_DELAY = 300;
+/** A late command or announcement arrives this long after it was sent (virtual ms). */
+const LATE = 3;
+const ON_TIME = 0.2;
+const RESERVED = '\0r';
+const QUEUE_SUFFIX = '\0q';
+/** Outcomes of a command: on time, late, applied but unanswered, lost. */
+const COMMAND_OUTCOMES: readonly SimFault[] = [
+  { applyDelay: ON_TIME, replyDelay: ON_TIME },
+  { applyDelay: LATE, replyDelay: ON_TIME },
+  { applyDelay: ON_TIME, dropReply: true },
+  { lose: true },
+];
+/** Outcomes of an announcement to one subscriber: on time, late, lost. */
+const MESSAGE_OUTCOMES: readonly (readonly number[])[] = [[ON_TIME], [LATE], []];
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** The choices of one run: the deviations given, the arity of every point met. */
+class Chooser {
+  readonly arities: number[] = [];
+  constructor(
+    private readonly deviations: ReadonlyMap<number, number>,
+    private readonly log?: (line: string) => void,
+  ) {}
+  next(arity: number, label: () => string): number {
+    const point = this.arities.length;
+    this.arities.push(arity);
+    const outcome = this.deviations.get(point) ?? 0;
+    this.log?.(`#${point}${outcome === 0 ? '' : ` [${OUTCOME_NAMES[arity][outcome]}]`} ${label()}`);
+    return outcome;
+  }
+}
+
+const OUTCOME_NAMES: Record<number, readonly string[]> = {
+  4: ['on time', 'late', 'no reply', 'lost'],
+  3: ['on time', 'late', 'lost'],
+};
+
+/**
+ * A sim node whose commands and announcements take the chooser's outcomes. It remembers what a
+ * lost command left behind, which the idle property excuses: a release lost on its way leaves the
+ * key held until its lease ends (`stuck`), and a lost claim leaves a reservation its group does
+ * not know is still up (`lostClaims`).
+ */
+class ChoiceNode extends PubSubSimNode {
+  /** Per key, the value a lost release or leave left on it. */
+  private readonly stuck = new Map<string, string>();
+  /** Groups whose queued attempt (a claim) this node never got. */
+  readonly lostClaims = new Set<string>();
+  /** The group of the queued attempt being sent (set around the call that asks the chooser). */
+  private claiming: string | undefined;
+
+  constructor(
+    name: string,
+    clock: VirtualClock,
+    chooser: Chooser,
+    private readonly mutant: NodeMutant | undefined,
+    lostInformation: () => void,
+    alias: (value: string) => string,
+  ) {
+    super(name, clock);
+    this.fault = (op: SimOp, keys, value) => {
+      if (op === 'ping') return undefined;
+      const label = () => `${name} ${op} ${keys.map(alias).join(',')} ${alias(value)}`;
+      const outcome = COMMAND_OUTCOMES[chooser.next(COMMAND_OUTCOMES.length, label)];
+      if (outcome.lose === true) {
+        if (op === 'release' || op === 'handOff') {
+          for (const key of keys) if (this.valueAt(key) === value) this.stuck.set(key, value);
+        } else if (op === 'leaveQueue') {
+          const key = keys[0].slice(0, -QUEUE_SUFFIX.length);
+          if (this.valueAt(key) === RESERVED + value) this.stuck.set(key, RESERVED + value);
+        } else if (op === 'acquireQueued' && this.claiming !== undefined) {
+          this.lostClaims.add(this.claiming);
+        }
+      }
+      if (outcome.lose === true || outcome.dropReply === true) lostInformation();
+      return outcome;
+    };
+    this.delivery = (channel, message) => {
+      const label = () => `${name} announces on ${alias(channel)}: ${alias(message)}`;
+      const outcome = MESSAGE_OUTCOMES[chooser.next(MESSAGE_OUTCOMES.length, label)];
+      if (outcome.length === 0) lostInformation();
+      return outcome;
+    };
+  }
+
+  /** Whether `key` still holds what a lost release or leave left on it. */
+  isStuck(key: string): boolean {
+    const value = this.stuck.get(key);
+    return value !== undefined && this.valueAt(key) === value;
+  }
+
+  override acquireQueued(
+    ...args: Parameters<PubSubSimNode['acquireQueued']>
+  ): ReturnType<PubSubSimNode['acquireQueued']> {
+    this.claiming = args[4].group;
+    try {
+      return super.acquireQueued(...args);
+    } finally {
+      this.claiming = undefined;
+    }
+  }
+
+  override leaveQueue(
+    ...[queueKey, group, pass]: Parameters<PubSubSimNode['leaveQueue']>
+  ): Promise<void> {
+    // Reverts issue 24 item 2: a group's last waiter leaving does not pass its reservation on.
+    return super.leaveQueue(
+      queueKey,
+      group,
+      this.mutant === 'leaveKeepsReservation' ? undefined : pass,
+    );
+  }
+}
+
+/** One run of `scope` under the schedule `deviations`. */
+export async function runOnce(
+  scope: FairScope,
+  deviations: ReadonlyMap<number, number>,
+  trace?: string[],
+): Promise<{ arities: number[]; violations: Omit<FairViolation, 'schedule'>[] }> {
+  const clock = new VirtualClock();
+  const start = clock.now();
+  const log =
+    trace === undefined
+      ? undefined
+      : (line: string) => trace.push(`t=${(clock.now() - start).toFixed(1)} ${line}`);
+  const aliases = new Map<string, string>();
+  // Owner values and ids are random: a trace names each by its order of first appearance.
+  const alias = (value: string) =>
+    value
+      .replace(/[A-Za-z0-9_-]{12,}/g, (v) => {
+        let name = aliases.get(v);
+        if (name === undefined) aliases.set(v, (name = `v${aliases.size}`));
+        return name;
+      })
+      .replace(/\0/g, '\\0');
+  const chooser = new Chooser(deviations, log);
+  const violations: Omit<FairViolation, 'schedule'>[] = [];
+  const seen = new Set<string>();
+  const violate = (property: FairViolation['property'], message: string) => {
+    if (seen.has(property)) return;
+    seen.add(property);
+    violations.push({ property, message: `t=${(clock.now() - start).toFixed(1)}: ${message}` });
+    log?.(`VIOLATION ${property}: ${message}`);
+  };
+  // Whether a reply, a command or an announcement was lost so far: then a waiter may fall back
+  // to polling (a retry delay), unless a node holds a reservation nobody claims.
+  let lost = false;
+  const nodes = [0, 1, 2].map(
+    (i) => new ChoiceNode(`s${i}`, clock, chooser, scope.mutant, () => (lost = true), alias),
+  );
+  for (const i of scope.deadHeadOn ?? []) {
+    nodes[i].queues.add('redlock:a\0q', 'dead', Math.floor(nodes[i].serverNow()) - 10 * TTL);
+    markQueued(nodes[i].scripts, 'redlock:a', 'redlock:a\0q', 2 * TTL);
+  }
+  const core = new SeededRandom(7);
+  const managers = scope.managers.map(
+    (fairness) =>
+      new Redlock(nodes, {
+        clock,
+        random: () => core.next(),
+        logger: quiet,
+        ttl: TTL,
+        nodeTimeout: NODE_TIMEOUT,
+        retryDelay: RETRY_DELAY,
+        retryJitter: 0,
+        quarantine: false,
+        notifications: true,
+        fairness,
+      }),
+  );
+
+  interface Live {
+    readonly spec: FairWaiter;
+    readonly name: string;
+    startedAt?: number;
+    grantedAt?: number;
+    done: boolean;
+    lock?: Lock;
+    gaveUp?: boolean;
+  }
+  const live: Live[] = scope.waiters.map((spec, i) => ({ spec, name: `w${i}`, done: false }));
+  const resourcesOf = (w: Live) => w.spec.resources ?? ['a'];
+  const idleSince = new Map<string, number>();
+
+  clock.onStep = () => {
+    const now = clock.now();
+    const holders = live.filter((w) => w.lock !== undefined && w.lock.isValid());
+    for (let i = 0; i < holders.length; i++) {
+      for (let j = i + 1; j < holders.length; j++) {
+        const shared = resourcesOf(holders[i]).find((r) => resourcesOf(holders[j]).includes(r));
+        if (shared !== undefined)
+          violate('one-holder', `${holders[i].name} and ${holders[j].name} both hold ${shared}`);
+      }
+    }
+    for (const resource of ['a', 'b']) {
+      const waiting = live.filter(
+        (w) =>
+          w.startedAt !== undefined &&
+          w.grantedAt === undefined &&
+          !w.done &&
+          now < w.startedAt + w.spec.wait &&
+          resourcesOf(w).includes(resource),
+      );
+      const held = holders.some((w) => resourcesOf(w).includes(resource));
+      const stuck = nodes.filter((node) => node.isStuck(`redlock:${resource}`)).length;
+      if (waiting.length === 0 || held || stuck > nodes.length - 2) {
+        idleSince.delete(resource);
+        continue;
+      }
+      const since = idleSince.get(resource) ?? now;
+      idleSince.set(resource, since);
+      const key = `redlock:${resource}`;
+      const reservedForLive = nodes.some((node) => {
+        const value = node.valueAt(key);
+        return (
+          value !== undefined &&
+          value.startsWith(RESERVED) &&
+          value !== `${RESERVED}dead` &&
+          !node.lostClaims.has(value.slice(2)) &&
+          !node.isStuck(key)
+        );
+      });
+      const bound = !lost || reservedForLive ? scope.idleMs : scope.idleMs + RETRY_DELAY;
+      if (now - since > bound) {
+        violate(
+          'idle',
+          `${resource} without a holder for ${(now - since).toFixed(1)} ms while ${waiting.map((w) => w.name).join(', ')} waited`,
+        );
+      }
+    }
+  };
+
+  const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimer(resolve, ms));
+  const work = async (w: Live) => {
+    await sleep(w.spec.at);
+    w.startedAt = clock.now();
+    log?.(`${w.name} asks`);
+    try {
+      w.lock = await managers[w.spec.manager].acquire([...resourcesOf(w)], {
+        wait: w.spec.wait,
+        fencing: w.spec.fencing,
+      });
+    } catch (error) {
+      w.done = true;
+      w.gaveUp = true;
+      log?.(`${w.name} gave up: ${String(error)}`);
+      if (!(error instanceof LockNotAcquiredError)) violate('error', `${w.name}: ${String(error)}`);
+      return;
+    }
+    w.grantedAt = clock.now();
+    log?.(`${w.name} holds`);
+    if (w.grantedAt > w.startedAt + w.spec.wait + NODE_TIMEOUT + 1) {
+      violate(
+        'late-grant',
+        `${w.name} granted ${(w.grantedAt - w.startedAt).toFixed(1)} ms after it asked (wait ${w.spec.wait})`,
+      );
+    }
+    await sleep(w.spec.hold);
+    const lock = w.lock;
+    w.lock = undefined;
+    w.done = true;
+    log?.(`${w.name} releases`);
+    await lock.release();
+    log?.(`${w.name} released`);
+  };
+
+  try {
+    await clock.run(Promise.all(live.map(work)), 20 * TTL);
+  } catch (error) {
+    violate('hang', `the waiters did not finish: ${String(error)}`);
+  }
+  clock.onStep = undefined;
+  for (const w of live) {
+    if (w.gaveUp === true && w.spec.mayGiveUp !== true) {
+      violate('starved', `${w.name} gave up after ${w.spec.wait} ms`);
+    }
+  }
+  try {
+    await clock.run(Promise.all(managers.map((m) => m.close())), 60_000);
+  } catch (error) {
+    violate('hang', `close() did not finish: ${String(error)}`);
+  }
+  return { arities: chooser.arities, violations };
+}
+
+const describeSchedule = (deviations: ReadonlyMap<number, number>) =>
+  deviations.size === 0
+    ? 'default'
+    : [...deviations].map(([point, outcome]) => `${point}:${outcome}`).join(' ');
+
+/**
+ * Every schedule of `scope` with at most `scope.budget` deviations (or `budget`), depth-first.
+ * `stopAtFirst`: return at the first violation (a mutant found).
+ */
+export async function searchFair(
+  scope: FairScope,
+  options: { budget?: number; stopAtFirst?: boolean } = {},
+): Promise<FairSearchResult> {
+  const started = Date.now();
+  const budget = options.budget ?? scope.budget;
+  const violations: FairViolation[] = [];
+  const found = new Set<string>();
+  let runs = 0;
+  let points = 0;
+  const visit = async (
+    deviations: ReadonlyMap<number, number>,
+    from: number,
+    left: number,
+  ): Promise<boolean> => {
+    const result = await runOnce(scope, deviations);
+    runs++;
+    if (deviations.size === 0) points = result.arities.length;
+    for (const v of result.violations) {
+      if (found.has(v.property)) continue;
+      found.add(v.property);
+      violations.push({ ...v, schedule: describeSchedule(deviations) });
+      if (options.stopAtFirst === true) return true;
+    }
+    if (left === 0) return false;
+    for (let point = from; point < result.arities.length; point++) {
+      for (let outcome = 1; outcome < result.arities[point]; outcome++) {
+        const next = new Map(deviations).set(point, outcome);
+        if (await visit(next, point + 1, left - 1)) return true;
+      }
+    }
+    return false;
+  };
+  await visit(new Map(), 0, budget);
+  return { runs, points, violations, ms: Date.now() - started };
+}

@@ -1,0 +1,47 @@
+import { searchFair, type FairScope, type FairSearchResult } from '../search/fair-search';
+import { FAIR_SCOPES } from '../search/fair-scopes';
+
+/**
+ * architecture.md §5.13 for the fair queue (§5.11, issue 24): every schedule of each bounded scope
+ * within its budget of deviations (late, unanswered or lost commands and announcements), driving
+ * the library's own code (test/search/fair-search.ts). No violation in any; each reverted fix
+ * below is found.
+ */
+const budget = process.env.FAIR_SEARCH_BUDGET;
+const report: string[] = [];
+const summary = (scope: FairScope, r: FairSearchResult) =>
+  `${scope.name} (budget ${budget ?? scope.budget}): ${r.runs} schedules, ${r.points} choice points in the default one, ${r.ms} ms, ${r.violations.length} violations`;
+afterAll(() => console.log(`fair search\n${report.join('\n')}`));
+
+describe('fair search: every schedule within budget', () => {
+  it.each(FAIR_SCOPES.map((scope) => [scope.name, scope] as const))(
+    '%s: no violation',
+    async (_, scope) => {
+      const result = await searchFair(scope, {
+        budget: budget === undefined ? undefined : Number(budget),
+      });
+      report.push(summary(scope, result));
+      expect(result.runs).toBeGreaterThan(1);
+      expect(result.violations.map((v) => `${v.property}: ${v.message} [${v.schedule}]`)).toEqual(
+        [],
+      );
+    },
+    600_000,
+  );
+});
+
+describe('fair search: a reverted fix is found', () => {
+  // Issue 24 item 2 reverted: a group whose last waiter gave up as the holder reserved the key for
+  // it leaves its queue without passing the reservation on, which idles the key a handOffLease.
+  it('the leave that keeps its reservation (issue 24 item 2)', async () => {
+    const scope = FAIR_SCOPES.find((s) => s.name === 'gives up during a hand-off')!;
+    const result = await searchFair(
+      { ...scope, mutant: 'leaveKeepsReservation' },
+      { stopAtFirst: true },
+    );
+    report.push(
+      `leave keeping its reservation (reverted): ${result.violations[0]?.property ?? 'NOT FOUND'} in ${result.runs} schedules`,
+    );
+    expect(result.violations[0]?.property).toBe('idle');
+  });
+});
