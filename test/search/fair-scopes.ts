@@ -33,7 +33,7 @@ export const FAIR_SCOPES: readonly FairScope[] = [
       { manager: 0, at: 4, hold: 10, wait: LONG },
       { manager: 0, at: 6, hold: 10, wait: LONG },
     ],
-    budget: 1,
+    budget: 2,
     idleMs: IDLE,
   },
   {

@@ -22,9 +22,13 @@ import { VirtualClock } from '../sim/virtual-clock';
  *
  * Properties, checked at every step of every run:
  * - `one-holder`: no resource held by two valid locks;
- * - `idle`: no resource left without a valid holder for longer than the scope's `idleMs` while
- *   a waiter for it is within its wait — a wait that protects nothing (a reservation nobody
- *   claims, a lost turn, a storm that never lands);
+ * - `idle`: no waiter, within its wait, for longer than the scope's `idleMs` with none of its
+ *   resources held by a valid lock — a wait that protects nothing (a reservation nobody claims,
+ *   a lost turn or wake-up). Once a reply, command or announcement was lost, a waiter may fall
+ *   back to polling: one retry delay more, unless a reservation its group can claim sits on a
+ *   node. A key that holds an owner value no valid lock holds (a release lost, an attempt that
+ *   landed after its own cleanup) on a majority of nodes counts as held: that is its lease's
+ *   cost, not the queue's;
  * - `starved`: every waiter whose wait covers everyone ahead of it is served;
  * - `late-grant`: no lock granted after its wait ended (plus a node timeout for the attempt
  *   in flight);
@@ -123,12 +127,12 @@ const OUTCOME_NAMES: Record<number, readonly string[]> = {
 
 /**
  * A sim node whose commands and announcements take the chooser's outcomes. It remembers what a
- * lost command left behind, which the idle property excuses: a release lost on its way leaves the
- * key held until its lease ends (`stuck`), and a lost claim leaves a reservation its group does
- * not know is still up (`lostClaims`).
+ * lost command left that its sender cannot know of, which the idle property excuses: a lost leave
+ * leaves its group's reservation until that short lease ends (`isStuck`), and a lost claim leaves
+ * a reservation its group does not know is still up (`lostClaims`).
  */
 class ChoiceNode extends PubSubSimNode {
-  /** Per key, the value a lost release or leave left on it. */
+  /** Per key, the reservation a lost leave left on it. */
   private readonly stuck = new Map<string, string>();
   /** Groups whose queued attempt (a claim) this node never got. */
   readonly lostClaims = new Set<string>();
@@ -149,9 +153,7 @@ class ChoiceNode extends PubSubSimNode {
       const label = () => `${name} ${op} ${keys.map(alias).join(',')} ${alias(value)}`;
       const outcome = COMMAND_OUTCOMES[chooser.next(COMMAND_OUTCOMES.length, label)];
       if (outcome.lose === true) {
-        if (op === 'release' || op === 'handOff') {
-          for (const key of keys) if (this.valueAt(key) === value) this.stuck.set(key, value);
-        } else if (op === 'leaveQueue') {
+        if (op === 'leaveQueue') {
           const key = keys[0].slice(0, -QUEUE_SUFFIX.length);
           if (this.valueAt(key) === RESERVED + value) this.stuck.set(key, RESERVED + value);
         } else if (op === 'acquireQueued' && this.claiming !== undefined) {
@@ -169,7 +171,7 @@ class ChoiceNode extends PubSubSimNode {
     };
   }
 
-  /** Whether `key` still holds what a lost release or leave left on it. */
+  /** Whether `key` still holds the reservation a lost leave left on it. */
   isStuck(key: string): boolean {
     const value = this.stuck.get(key);
     return value !== undefined && this.valueAt(key) === value;
@@ -279,25 +281,22 @@ export async function runOnce(
           violate('one-holder', `${holders[i].name} and ${holders[j].name} both hold ${shared}`);
       }
     }
-    for (const resource of ['a', 'b']) {
-      const waiting = live.filter(
-        (w) =>
-          w.startedAt !== undefined &&
-          w.grantedAt === undefined &&
-          !w.done &&
-          now < w.startedAt + w.spec.wait &&
-          resourcesOf(w).includes(resource),
-      );
-      const held = holders.some((w) => resourcesOf(w).includes(resource));
-      const stuck = nodes.filter((node) => node.isStuck(`redlock:${resource}`)).length;
-      if (waiting.length === 0 || held || stuck > nodes.length - 2) {
-        idleSince.delete(resource);
-        continue;
-      }
-      const since = idleSince.get(resource) ?? now;
-      idleSince.set(resource, since);
-      const key = `redlock:${resource}`;
-      const reservedForLive = nodes.some((node) => {
+    // Dead weight: an owner value no valid lock holds (its release was lost, or its attempt
+    // landed after its own cleanup): nobody can take the key there before its lease ends. On a
+    // majority of nodes, that is the lease's cost (architecture.md §5.1), not the queue's.
+    const valid = new Set(holders.map((w) => w.lock!.value));
+    const blocked = (resource: string) =>
+      holders.some((w) => resourcesOf(w).includes(resource)) ||
+      nodes.filter((node) => {
+        const value = node.valueAt(`redlock:${resource}`);
+        return value !== undefined && !value.startsWith(RESERVED) && !valid.has(value);
+      }).length >
+        nodes.length - 2;
+    // A reservation its group can claim (not a dead group's, nor one whose claim or leave was
+    // lost on the way): it is to be claimed within the idle bound, faults or not.
+    const claimable = (resource: string) =>
+      nodes.some((node) => {
+        const key = `redlock:${resource}`;
         const value = node.valueAt(key);
         return (
           value !== undefined &&
@@ -307,11 +306,25 @@ export async function runOnce(
           !node.isStuck(key)
         );
       });
-      const bound = !lost || reservedForLive ? scope.idleMs : scope.idleMs + RETRY_DELAY;
+    // Per waiter: idle while none of what it waits for is held (or dead weight).
+    for (const w of live) {
+      const waiting =
+        w.startedAt !== undefined &&
+        w.grantedAt === undefined &&
+        !w.done &&
+        now < w.startedAt + w.spec.wait;
+      if (!waiting || resourcesOf(w).some(blocked)) {
+        idleSince.delete(w.name);
+        continue;
+      }
+      const since = idleSince.get(w.name) ?? now;
+      idleSince.set(w.name, since);
+      const bound =
+        !lost || resourcesOf(w).some(claimable) ? scope.idleMs : scope.idleMs + RETRY_DELAY;
       if (now - since > bound) {
         violate(
           'idle',
-          `${resource} without a holder for ${(now - since).toFixed(1)} ms while ${waiting.map((w) => w.name).join(', ')} waited`,
+          `${w.name} waited for [${resourcesOf(w).join(', ')}] ${(now - since).toFixed(1)} ms with none of it held`,
         );
       }
     }

@@ -3,7 +3,7 @@ import type { ClockTimer } from '../clock';
 import { LockNotAcquiredError } from '../errors';
 import type { RedlockLock } from '../lease/lock';
 import type { AcquireReply } from '../nodes/node';
-import { newReleaseId, releaseOf, type Notice } from './release-notices';
+import { isCleanup, newReleaseId, releaseOf, type Notice } from './release-notices';
 import { newOwnerValue } from '../lease/owner-value';
 import { acquireRound, releaseRound } from './rounds';
 import {
@@ -356,10 +356,6 @@ export class FairQueue {
    * reservation in time (it died or left); otherwise it sleeps.
    */
   private heard(line: Line, notice: Notice): void {
-    if (process.env.FQDEBUG)
-      console.log(
-        `heard ${line.group} t=${this.parts.clock.now()} ${JSON.stringify(notice)} trying=${line.trying !== undefined} blocked=${JSON.stringify(line.blocked)} head=${line.head}`,
-      );
     const { clock, round } = this.parts;
     if (notice.kind === 'released') {
       // Only a release announced by a quorum of the nodes that blocked the head's last attempt
@@ -377,7 +373,7 @@ export class FairQueue {
       const { node, id, seq } = notice;
       const blocked = line.blocked;
       if (blocked !== undefined && node !== undefined) {
-        const sentAt = blocked[node];
+        const sentAt = blocked[node] ?? (isCleanup(id) ? undefined : line.unheard?.[node]);
         if (sentAt === undefined || (seq !== undefined && seq <= sentAt)) return;
       }
       const needed =

@@ -1,6 +1,8 @@
 import type { RedisNode } from '../nodes/node';
 import {
+  covers,
   heardOneMore,
+  isCleanup,
   readNotice,
   type BlockedNodes,
   type Notice,
@@ -53,6 +55,8 @@ interface Waiter {
    * of its own failed attempt, nor by another waiter's cleanup of a node it did not need.
    */
   blocked?: BlockedNodes;
+  /** Nodes its last attempt did not hear from (waiting.ts unheardBy): a release there counts. */
+  unheard?: BlockedNodes;
   /** Announcements heard while its attempt was out: judged by that attempt's result. */
   readonly held: Heard[];
   /**
@@ -132,12 +136,14 @@ export class ReleaseNotifier {
     listens?: () => void,
     hear?: (notice: Notice) => void,
     blocked?: BlockedNodes,
+    unheard?: BlockedNodes,
   ): WaiterHandle {
     const waiter: Waiter = {
       wake,
       trying: false,
       keys: new Set(keys),
       blocked,
+      unheard,
       held: [],
       doubtful: false,
       listens,
@@ -153,11 +159,12 @@ export class ReleaseNotifier {
         waiter.doubtful = false;
         waiter.lost = undefined;
       },
-      attempted: (result) => {
+      attempted: (result, unheard) => {
         const woke = waiter.woken;
         waiter.woken = undefined;
         waiter.trying = false;
         waiter.blocked = result;
+        waiter.unheard = unheard;
         // Woken by a release and still blocked: the release may yet be of use to a waiter that
         // needs less than this one (what this one met held may be what it does not need: a
         // waiter for more must not absorb the wake-up of one that needs only those, architecture.md
@@ -344,7 +351,7 @@ export class ReleaseNotifier {
     // Before its first attempt reported, any node's copy may be of use: the first one counts.
     if (waiter.blocked === undefined) return fresh || !channel.seen.has(id);
     if (id === waiter.lost) return false;
-    const sentAt = waiter.blocked[node];
+    const sentAt = waiter.blocked[node] ?? (isCleanup(id) ? undefined : waiter.unheard?.[node]);
     if (sentAt === undefined || seq <= sentAt) return false;
     if (fresh) return true;
     // A release this process acted on already is news only to an attempt sent since it began
@@ -440,10 +447,4 @@ function holdBack(list: Heard[], heard: Heard): void {
 function remember(seen: Set<string>, id: string, limit: number): void {
   seen.add(id);
   if (seen.size > limit) seen.delete(seen.values().next().value as string);
-}
-
-/** Whether a release of `released` frees everything a waiter for `keys` waits for. */
-function covers(released: ReadonlySet<string>, keys: ReadonlySet<string>): boolean {
-  for (const key of keys) if (!released.has(key)) return false;
-  return true;
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { AcquisitionCall, AcquisitionLoop, GrantedAttempt } from './acquisition';
-import type { WaitingStrategy } from './waiting';
+import { unheardBy, type AttemptReport, type WaitingStrategy } from './waiting';
 import type { ReleaseNotifier } from './notifier';
 import type { RandomSource } from '../random';
-import type { AttemptFailure, RoundContext } from './rounds';
+import type { RoundContext } from './rounds';
 import type { ClockTimer } from '../clock';
 import type { LockNotAcquiredReason } from '../errors';
 import type { RedlockLock } from '../lease/lock';
@@ -93,6 +93,8 @@ export class Line {
   releasedOn: Set<number | string> | undefined = undefined;
   /** Where the head's last attempt met another owner's key (notifier.ts BlockedNodes). */
   blocked: BlockedNodes | undefined = undefined;
+  /** The nodes the head's last attempt did not hear from (waiting.ts unheardBy). */
+  unheard: BlockedNodes | undefined = undefined;
   /** While the head's attempt is out: plain releases heard, judged once it reports. */
   trying: Notice[] | undefined = undefined;
   /** Announcements naming another group, seen. */
@@ -212,7 +214,7 @@ export class HeadWaiting implements WaitingStrategy {
     this.line.trying = [];
   }
 
-  attempted(blocked?: BlockedNodes, failure?: Pick<AttemptFailure, 'retryAfterMs'>): void {
+  attempted(blocked?: BlockedNodes, failure?: AttemptReport): void {
     const line = this.line;
     const retryAfterMs = failure?.retryAfterMs;
     line.retryAt = retryAfterMs === undefined ? undefined : this.hooks.now() + retryAfterMs;
@@ -220,6 +222,8 @@ export class HeadWaiting implements WaitingStrategy {
     // Its next attempt is queued (and this one, if queued, queued the group where held).
     line.queued = true;
     line.blocked = blocked;
+    // A release on a node it did not hear from counts too, but is not waited for (unheardBy).
+    line.unheard = failure === undefined ? undefined : unheardBy(failure);
     const heard = line.trying ?? [];
     line.trying = undefined;
     for (const notice of heard) this.hooks.heard(line, notice);

@@ -20,6 +20,27 @@ export function newReleaseId(): string {
 }
 
 /**
+ * Ends the announcement id of a failed attempt's cleanup (acquireRound): a release of nothing but
+ * that attempt's own writes, which frees no lock anyone held. A waiter counts it only from a node
+ * where it met that attempt's key (its BlockedNodes), never from one it did not hear from (its
+ * `unheard`): there it may be the cleanup of an attempt that lost the race to this waiter's own,
+ * and two waiters woken by each other's cleanups attempted at once, over and over
+ * (simulation-attempt-rate, 5 of 30 seeds). Never in an owner value or a group id (base64url).
+ */
+export const CLEANUP_MARK = '~';
+
+/** Whether a release of `released` frees everything a waiter for `keys` waits for. */
+export function covers(released: ReadonlySet<string>, keys: ReadonlySet<string>): boolean {
+  for (const key of keys) if (!released.has(key)) return false;
+  return true;
+}
+
+/** Whether announcement `id` is a failed attempt's cleanup ({@link CLEANUP_MARK}). */
+export function isCleanup(id: string): boolean {
+  return id.endsWith(CLEANUP_MARK);
+}
+
+/**
  * By node index: where a waiter's last attempt found one of its keys held by another owner (and
  * the node's vote counts), as the count of announcements this process had heard
  * ({@link announcementsHeard}) when that attempt was sent; undefined elsewhere. Only a release on
@@ -93,10 +114,11 @@ export interface WaiterHandle {
   attempting(): void;
   /**
    * The attempt failed (`blocked`: where it met another owner's key; undefined: anywhere) and
-   * the waiter may be woken again — only by a release on a node in `blocked`. (One that
+   * the waiter may be woken again — only by a release on a node in `blocked`, or, not a
+   * cleanup's ({@link CLEANUP_MARK}), in `unheard` (the nodes it did not hear from). (One that
    * succeeded reports by `stop(true)`.)
    */
-  attempted(blocked?: BlockedNodes): void;
+  attempted(blocked?: BlockedNodes, unheard?: BlockedNodes): void;
   /**
    * Whether its latest wake-up came from an announcement heard while its attempt was out (a
    * release that may have landed before that attempt read the node): to be checked by reading.

@@ -3,7 +3,7 @@ import { fanOut, type NodeReply } from '../nodes/fan-out';
 import type { AcquireReply, RedisNode } from '../nodes/node';
 import { isDecided, validUntil } from '../quorum/quorum';
 import { FENCE_COUNTER_KEEP_MS, tokenFrom } from '../quorum/fencing';
-import { announcementsHeard, newReleaseId } from './release-notices';
+import { announcementsHeard, CLEANUP_MARK, newReleaseId } from './release-notices';
 import type { Suspicion } from '../nodes/suspicion';
 import { classifyFailure, type AttemptFailure, type AttemptVote } from '../quorum/attempt-failure';
 
@@ -141,8 +141,15 @@ export async function acquireRound(
     const kind = replies[i].kind;
     (kind === 'ok' || kind === 'error' ? answered : unanswered).push(nodes[i]);
   }
-  if (unanswered.length > 0) void releaseRound(ctx, unanswered, keys, value);
-  if (answered.length > 0) await releaseRound(ctx, answered, keys, value);
+  // Announced as a cleanup (release-notices.ts CLEANUP_MARK): it frees only this attempt's own
+  // writes, never a lock anyone held.
+  const cleanup = () => (ctx.notify ? (ctx.releaseId ?? newReleaseId)() + CLEANUP_MARK : undefined);
+  if (unanswered.length > 0) {
+    void releaseRound(ctx, unanswered, keys, value, undefined, undefined, cleanup());
+  }
+  if (answered.length > 0) {
+    await releaseRound(ctx, answered, keys, value, undefined, undefined, cleanup());
+  }
   // The spread last: a property after it is V8's slow path (eslint.config.mjs).
   return {
     acquired: false,
@@ -331,7 +338,8 @@ export async function extendRound(
  * waited for. Such releases are few: only locks taken before the node was suspected.
  *
  * `release` replaces the release script per node (a fair hand-off with nobody local to hand to,
- * architecture.md §5.11); it gets the release's announcement id.
+ * architecture.md §5.11); it gets the release's announcement id, `announcement` when given (a
+ * failed attempt's cleanup: acquireRound).
  */
 export async function releaseRound(
   ctx: RoundContext,
@@ -341,8 +349,8 @@ export async function releaseRound(
   notSent?: readonly boolean[],
   release: (node: RedisNode, announcement?: string) => Promise<unknown> = (node, announcement) =>
     node.release(keys, value, announcement),
+  announcement = ctx.notify ? (ctx.releaseId ?? newReleaseId)() : undefined,
 ): Promise<void> {
-  const announcement = ctx.notify ? (ctx.releaseId ?? newReleaseId)() : undefined;
   const send = (node: RedisNode) => release(node, announcement);
   const { suspicion, clock, nodeTimeout } = ctx;
   let targets = nodes;

@@ -25,6 +25,9 @@ export const SHARED_POLLS_PER_SECOND = 100;
  * and the queue (fair hand-off, §5.11: `FairQueue` in fair-queue.ts passes its line's strategy,
  * which wakes the head only when its group's turn is announced).
  */
+/** What a waiting strategy learns of a failed attempt besides where it was blocked. */
+export type AttemptReport = Pick<AttemptFailure, 'retryAfterMs' | 'outcomes' | 'sentAt'>;
+
 export interface WaitingStrategy {
   /** Rung to end the current sleep early (a release, a dropped subscription, a drain). */
   readonly alarm: Alarm;
@@ -40,9 +43,10 @@ export interface WaitingStrategy {
   /**
    * After every failed attempt; `blocked`: where it met another owner's key (see
    * {@link blockedBy}). From then on only a release on one of those nodes may end its sleep.
-   * `failure`: the attempt's (when the lock is known to become obtainable).
+   * `failure`: the attempt's (when the lock is known to become obtainable; the nodes it did not
+   * hear from).
    */
-  attempted(blocked?: BlockedNodes, failure?: Pick<AttemptFailure, 'retryAfterMs'>): void;
+  attempted(blocked?: BlockedNodes, failure?: AttemptReport): void;
   /**
    * Whether the wake-up that ended its sleep is in doubt (notifier.ts `doubtful`): its next
    * try reads whether the key is held before it writes, where it can.
@@ -88,19 +92,21 @@ export function notifyWaiting(
     early || notifier.watching(keys) ? notifier.watch(keys, alarm.sound, listens) : undefined;
   // Where its last attempt was blocked, for a registration after it (the first sleep).
   let blocked: BlockedNodes | undefined;
+  let unheard: BlockedNodes | undefined;
   return {
     alarm,
     listening: () => handle?.listening() ?? false,
     // A waiter that will be told when it listens: its polls until then are a fallback, shared.
     sharesPollRate: notifier.confirmable,
     attempting: () => handle?.attempting(),
-    attempted: (result) => {
+    attempted: (result, failure) => {
       blocked = result;
-      handle?.attempted(result);
+      unheard = failure === undefined ? undefined : unheardBy(failure);
+      handle?.attempted(result, unheard);
     },
     doubtful: () => handle?.doubtful() ?? false,
     willSleep: () => {
-      handle ??= notifier.watch(keys, alarm.sound, listens, undefined, blocked);
+      handle ??= notifier.watch(keys, alarm.sound, listens, undefined, blocked, unheard);
     },
     stop: (acquired) => handle?.stop(acquired),
   };
@@ -138,4 +144,19 @@ export function retryDelay(
 export function blockedBy(failure: Pick<AttemptFailure, 'outcomes' | 'sentAt'>): BlockedNodes {
   const sentAt = failure.sentAt ?? 0;
   return failure.outcomes.map((o) => (o.outcome === 'held' ? sentAt : undefined));
+}
+
+/**
+ * The nodes a failed attempt did not hear from — not waited for once its round was decided, or
+ * timed out — marked like {@link blockedBy}'s. A release there may free what it needs: a round
+ * decided before a held node answered left its waiters deaf to that node's release, and the fair
+ * search (test/search) saw a key idle until a lost release's lease ended (about 950 ms) beside a
+ * free quorum. Only a lock's release counts there, not a failed attempt's cleanup
+ * (release-notices.ts CLEANUP_MARK).
+ */
+export function unheardBy(failure: Pick<AttemptFailure, 'outcomes' | 'sentAt'>): BlockedNodes {
+  const sentAt = failure.sentAt ?? 0;
+  return failure.outcomes.map(({ outcome }) =>
+    outcome === 'pending' || outcome === 'timeout' ? sentAt : undefined,
+  );
 }
