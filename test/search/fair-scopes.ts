@@ -9,17 +9,17 @@ import type { FairScope } from './fair-search';
 const LONG = 2_000;
 /** The longest a resource may idle while someone waits, with no information lost (ms). */
 const IDLE = 60;
+/** A waiter of `manager` arriving `at` ms, holding 10 ms, with a wait long enough for all. */
+const waiter = (manager: number, at: number) => ({ manager, at, hold: 10, wait: LONG });
+/** Manager 0's holder, manager 1's waiter, then manager 0's next: a hand-off across processes. */
+const ACROSS = [waiter(0, 0), waiter(1, 2), waiter(0, 4)];
 
 export const FAIR_SCOPES: readonly FairScope[] = [
   {
     // Two fair processes: a local hand-off competing with a queued group (issue 24 items 2b, 3).
     name: 'two fair managers',
     managers: ['queue', 'queue'],
-    waiters: [
-      { manager: 0, at: 0, hold: 10, wait: LONG },
-      { manager: 1, at: 2, hold: 10, wait: LONG },
-      { manager: 0, at: 4, hold: 10, wait: LONG },
-    ],
+    waiters: ACROSS,
     budget: 2,
     idleMs: IDLE,
   },
@@ -27,12 +27,7 @@ export const FAIR_SCOPES: readonly FairScope[] = [
     // A manager with fairness off on a key whose queue keeps moving (issue 24 item 1).
     name: 'mixed fairness',
     managers: ['queue', 'off'],
-    waiters: [
-      { manager: 0, at: 0, hold: 10, wait: LONG },
-      { manager: 1, at: 2, hold: 10, wait: LONG },
-      { manager: 0, at: 4, hold: 10, wait: LONG },
-      { manager: 0, at: 6, hold: 10, wait: LONG },
-    ],
+    waiters: [...ACROSS, waiter(0, 6)],
     budget: 2,
     idleMs: IDLE,
   },
@@ -41,10 +36,10 @@ export const FAIR_SCOPES: readonly FairScope[] = [
     name: 'fenced and multi-resource',
     managers: ['queue', 'queue'],
     waiters: [
-      { manager: 0, at: 0, hold: 10, wait: LONG },
-      { manager: 1, at: 2, hold: 10, wait: LONG, fencing: true },
-      { manager: 0, at: 4, hold: 10, wait: LONG },
-      { manager: 1, at: 6, hold: 10, wait: LONG, resources: ['a', 'b'] },
+      waiter(0, 0),
+      { ...waiter(1, 2), fencing: true },
+      waiter(0, 4),
+      { ...waiter(1, 6), resources: ['a', 'b'] },
     ],
     budget: 1,
     idleMs: IDLE,
@@ -55,10 +50,10 @@ export const FAIR_SCOPES: readonly FairScope[] = [
     name: 'gives up during a hand-off',
     managers: ['queue', 'queue'],
     waiters: [
-      { manager: 0, at: 0, hold: 10, wait: LONG },
-      { manager: 1, at: 2, hold: 10, wait: 8.3, mayGiveUp: true },
-      { manager: 0, at: 3, hold: 10, wait: 7.5, mayGiveUp: true },
-      { manager: 0, at: 4, hold: 10, wait: LONG },
+      waiter(0, 0),
+      { ...waiter(1, 2), wait: 8.3, mayGiveUp: true },
+      { ...waiter(0, 3), wait: 7.5, mayGiveUp: true },
+      waiter(0, 4),
     ],
     budget: 1,
     idleMs: IDLE,
@@ -67,11 +62,7 @@ export const FAIR_SCOPES: readonly FairScope[] = [
     // A group that died queued first on two nodes of three (item 2: within one handOffLease).
     name: 'dead group at the head',
     managers: ['queue', 'queue'],
-    waiters: [
-      { manager: 0, at: 0, hold: 10, wait: LONG },
-      { manager: 1, at: 2, hold: 10, wait: LONG },
-      { manager: 0, at: 4, hold: 10, wait: LONG },
-    ],
+    waiters: ACROSS,
     deadHeadOn: [0, 1],
     budget: 1,
     // handOffLease (2 node timeouts + the retry delay: 340 ms) and the usual.
