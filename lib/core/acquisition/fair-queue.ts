@@ -3,7 +3,7 @@ import type { ClockTimer } from '../clock';
 import { LockNotAcquiredError } from '../errors';
 import type { RedlockLock } from '../lease/lock';
 import type { AcquireReply } from '../nodes/node';
-import { isCleanup, newReleaseId, releaseOf, type Notice } from './release-notices';
+import { listenedSince, newReleaseId, releaseOf, type Notice } from './release-notices';
 import { newOwnerValue } from '../lease/owner-value';
 import { acquireRound, releaseRound } from './rounds';
 import {
@@ -373,7 +373,7 @@ export class FairQueue {
       const { node, id, seq } = notice;
       const blocked = line.blocked;
       if (blocked !== undefined && node !== undefined) {
-        const sentAt = blocked[node] ?? (isCleanup(id) ? undefined : line.unheard?.[node]);
+        const sentAt = listenedSince(blocked, line.unheard, node, id);
         if (sentAt === undefined || (seq !== undefined && seq <= sentAt)) return;
       }
       const needed =

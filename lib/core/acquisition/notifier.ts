@@ -2,7 +2,7 @@ import type { RedisNode } from '../nodes/node';
 import {
   covers,
   heardOneMore,
-  isCleanup,
+  listenedSince,
   readNotice,
   type BlockedNodes,
   type Notice,
@@ -351,7 +351,7 @@ export class ReleaseNotifier {
     // Before its first attempt reported, any node's copy may be of use: the first one counts.
     if (waiter.blocked === undefined) return fresh || !channel.seen.has(id);
     if (id === waiter.lost) return false;
-    const sentAt = waiter.blocked[node] ?? (isCleanup(id) ? undefined : waiter.unheard?.[node]);
+    const sentAt = listenedSince(waiter.blocked, waiter.unheard, node, id);
     if (sentAt === undefined || seq <= sentAt) return false;
     if (fresh) return true;
     // A release this process acted on already is news only to an attempt sent since it began

@@ -35,9 +35,18 @@ export function covers(released: ReadonlySet<string>, keys: ReadonlySet<string>)
   return true;
 }
 
-/** Whether announcement `id` is a failed attempt's cleanup ({@link CLEANUP_MARK}). */
-export function isCleanup(id: string): boolean {
-  return id.endsWith(CLEANUP_MARK);
+/**
+ * When a waiter began to listen to `node` for release `id` (its attempt's {@link BlockedNodes}
+ * mark), or undefined if that release is of no use to it: a node where its attempt met another
+ * owner's key, or, unless `id` is a cleanup's ({@link CLEANUP_MARK}), one it did not hear from.
+ */
+export function listenedSince(
+  blocked: BlockedNodes,
+  unheard: BlockedNodes | undefined,
+  node: number,
+  id: string,
+): number | undefined {
+  return blocked[node] ?? (id.endsWith(CLEANUP_MARK) ? undefined : unheard?.[node]);
 }
 
 /**
