@@ -25,6 +25,20 @@ function ageArg(ms: number): number {
   return Math.max(0, Math.round(ms * 1000) / 1000);
 }
 
+/** queue-scripts.ts START_SLACK_MS, restated (this module reaches the package only for types). */
+const START_SLACK_MS = 10;
+
+/**
+ * The scripts' `start`: a waiter's start on this server's clock, TIME − its age, or the
+ * client's estimate (sent to the µs) where that is earlier, by at most START_SLACK_MS.
+ */
+function startOf(now: number, ageMs: number, estimate: number | undefined): number {
+  const bound = now - ageArg(ageMs);
+  if (estimate === undefined) return bound;
+  const at = Number(estimate.toFixed(3));
+  return at >= bound ? bound : Math.max(at, bound - START_SLACK_MS);
+}
+
 /** What a script reads and writes on one node: its string keys, clock, queues and channels. */
 export interface ScriptStore {
   /** The live value of a string key. */
@@ -202,12 +216,20 @@ export function acquireQueued(
     return { acquired: true };
   }
   const pttl = store.pttl(key);
+  let serverTime: number | undefined;
   if (store.queues.score(queueKey, ticket.group) === undefined) {
-    store.queues.add(queueKey, ticket.group, store.serverNow() - ageArg(ticket.ageMs));
+    serverTime = store.serverNow();
+    store.queues.add(
+      queueKey,
+      ticket.group,
+      startOf(serverTime, ticket.ageMs, ticket.startedOnServer),
+    );
   }
   const keep = Math.max(pttl, 0) + Math.ceil(ticket.keepMs);
   if (store.queues.pttl(queueKey) < keep) markQueued(store, key, queueKey, keep);
-  return { acquired: false, pttl };
+  // With the TIME it read to queue the group, as the script returns it (to the µs).
+  if (serverTime === undefined) return { acquired: false, pttl };
+  return { acquired: false, pttl, serverTime: Math.floor(serverTime * 1000) / 1000 };
 }
 
 /** HAND_OFF_SCRIPT. */
@@ -243,7 +265,7 @@ export function handOff(
   }
   const plain = mark !== undefined && (hasNext || head !== undefined) ? Number(mark) : undefined;
   if (next !== undefined && hasNext) {
-    const started = store.serverNow() - ageArg(next.ageMs);
+    const started = startOf(store.serverNow(), next.ageMs, next.startedOnServer);
     if ((head === undefined || started <= head[1]) && (plain === undefined || started <= plain)) {
       store.set(key, next.value, next.ttl);
       return 'swapped';

@@ -487,6 +487,28 @@ async function run(
       rng.between(0, horizon),
     );
   }
+  // The nodes' clocks, as the fair queue's client-side estimates see them (server-clocks.ts):
+  // hours apart, and stepping while groups wait (an estimate goes stale until a sample beats it).
+  // Whatever an estimate says, it only orders groups (by at most START_SLACK_MS): the key is
+  // taken only through the compare, counted at quorum. A stream of its own, so that every other
+  // draw of a seed stays what it was.
+  const clockDraws = new SeededRandom(seed ^ 0x6c8e9cf5);
+  if (fair && clockDraws.chance(0.5)) {
+    for (const node of nodes) node.clockOffsetMs = clockDraws.between(0, 14_400_000);
+    const steps = clockDraws.int(0, 4);
+    for (let e = 0; e < steps; e++) {
+      const node = clockDraws.pick(nodes);
+      const by = clockDraws.between(-3_600_000, 3_600_000);
+      clock.setTimer(
+        () => {
+          node.clockOffsetMs = Math.max(0, node.clockOffsetMs + by);
+          count('clockStep');
+          log?.(`${node.name}: clock stepped by ${by.toFixed(1)} ms`);
+        },
+        clockDraws.between(0, horizon),
+      );
+    }
+  }
   // Release messages (pub/sub): dropped, duplicated (also much later: a stale announcement),
   // delayed past later ones (reordered).
   nodes.forEach((node) => {

@@ -371,10 +371,34 @@ function queuedSend(
     keepMs: seat.keepMs,
     announce: parts.round.notify ? (parts.round.releaseId ?? newReleaseId)() : undefined,
   };
-  return (node) => {
+  const { clock, round } = parts;
+  const clocks = round.serverClocks;
+  return async (node) => {
     if (node.acquireQueued === undefined) throw new Error(`node ${node.name} cannot queue`);
-    return node.acquireQueued(seat.key, seat.queueKey, value, ttl, ticket);
+    if (clocks === undefined)
+      return node.acquireQueued(seat.key, seat.queueKey, value, ttl, ticket);
+    // The group's start on this node's clock, where it is known; and a sample of that clock
+    // when the node queues the group (it read TIME for it): server-clocks.ts.
+    const startedOnServer = clocks.onServer(node, startedAt);
+    const sentAt = clock.now();
+    const reply = await node.acquireQueued(
+      seat.key,
+      seat.queueKey,
+      value,
+      ttl,
+      startedOnServer === undefined ? ticket : onServer(ticket, startedOnServer),
+    );
+    if (!reply.acquired && reply.serverTime !== undefined) {
+      clocks.sample(node, sentAt, clock.now(), reply.serverTime);
+    }
+    return reply;
   };
+}
+
+/** `ticket` for one node whose clock is known: with the group's start on that clock. */
+function onServer(ticket: QueueTicket, startedOnServer: number): QueueTicket {
+  const { group, ageMs, queued, keepMs, announce } = ticket;
+  return { group, ageMs, queued, keepMs, announce, startedOnServer };
 }
 
 /** What the try after `result` is when its waiter listens (see `probe` in the attempt loop). */

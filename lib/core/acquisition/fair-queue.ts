@@ -179,6 +179,7 @@ export class FairQueue {
     }
     const { call } = next;
     const waiter = next;
+    const clocks = round.serverClocks;
     line.head = true;
     const value = newOwnerValue(this.parts.random);
     const announce = round.notify ? (round.releaseId ?? newReleaseId)() : undefined;
@@ -197,7 +198,7 @@ export class FairQueue {
       call.signal,
       undefined,
       async (node): Promise<AcquireReply> => {
-        const reply = await handOff(node, line, lock.value, request);
+        const reply = await handOff(node, line, lock.value, request, clocks, call.startedAt);
         if (reply === 'reserved') reserved++;
         return reply === 'swapped'
           ? { acquired: true }

@@ -7,7 +7,8 @@ import type { RoundContext } from './rounds';
 import type { ClockTimer } from '../clock';
 import type { LockNotAcquiredReason } from '../errors';
 import type { RedlockLock } from '../lease/lock';
-import type { HandOffReply, RedisNode } from '../nodes/node';
+import type { HandOffReply, HandOffRequest, RedisNode } from '../nodes/node';
+import type { ServerClocks } from './server-clocks';
 import type { BlockedNodes, Notice, WaiterHandle } from './release-notices';
 import type { Clock } from '../clock';
 import { Alarm } from './sleep';
@@ -131,15 +132,29 @@ export const REMEMBERED = 16;
  */
 export const TURN_MS = 5;
 
-/** One node's hand-off request, refused clearly by a node that cannot queue. */
+/**
+ * One node's hand-off request, refused clearly by a node that cannot queue. With the next local
+ * waiter's start (`startedAt`, monotonic ms) and the clock estimates, that start is sent on the
+ * node's clock where it is known (server-clocks.ts).
+ */
 export function handOff(
   node: RedisNode,
   line: Line,
   value: string,
-  request: Parameters<NonNullable<RedisNode['handOff']>>[3],
+  request: HandOffRequest,
+  clocks?: ServerClocks,
+  startedAt?: number,
 ): Promise<HandOffReply> {
   if (node.handOff === undefined) throw new Error(`node ${node.name} cannot hand off`);
-  return node.handOff(line.key, line.queueKey, value, request);
+  const { next } = request;
+  const startedOnServer =
+    next === undefined || startedAt === undefined ? undefined : clocks?.onServer(node, startedAt);
+  if (next === undefined || startedOnServer === undefined) {
+    return node.handOff(line.key, line.queueKey, value, request);
+  }
+  const { group, leaseMs, announce } = request;
+  const onNode = { value: next.value, ttl: next.ttl, ageMs: next.ageMs, startedOnServer };
+  return node.handOff(line.key, line.queueKey, value, { group, next: onNode, leaseMs, announce });
 }
 
 /** Sets `key` in a small map that forgets its oldest entry past {@link REMEMBERED}. */

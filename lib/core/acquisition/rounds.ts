@@ -6,6 +6,7 @@ import { FENCE_COUNTER_KEEP_MS, tokenFrom } from '../quorum/fencing';
 import { announcementsHeard, CLEANUP_MARK, newReleaseId } from './release-notices';
 import type { Suspicion } from '../nodes/suspicion';
 import { classifyFailure, type AttemptFailure, type AttemptVote } from '../quorum/attempt-failure';
+import type { ServerClocks } from './server-clocks';
 
 export {
   classifyFailure,
@@ -39,6 +40,11 @@ export interface RoundContext {
    * them are not waited for. Absent: every node is always sent to.
    */
   readonly suspicion?: Suspicion;
+  /**
+   * Where each node's clock stands against this process's (the fair queue's order, issue 24 S5).
+   * Absent: the nodes place waiters by their own clock alone.
+   */
+  readonly serverClocks?: ServerClocks;
 }
 
 /** The outcome of one acquisition attempt. */

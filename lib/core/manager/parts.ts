@@ -15,6 +15,7 @@ import { extendRound, releaseRound, type RoundContext } from '../acquisition/rou
 import { Suspicion } from '../nodes/suspicion';
 import { HeldLocks } from './held-locks';
 import type { LockObserver } from '../observability/observer';
+import { ServerClocks } from '../acquisition/server-clocks';
 
 /**
  * The parts a lock manager is made of, wired together once by {@link assembleParts}. `Redlock`
@@ -121,6 +122,7 @@ export function assembleParts(
     suspicion,
     // A simulation's seeded source names releases too: a run replays from its seed alone.
     releaseId: random === undefined ? undefined : idSource(random),
+    serverClocks: options.fairness === 'queue' ? new ServerClocks(clock) : undefined,
   };
   let fair: FairQueue | undefined;
   const held = new HeldLocks(

@@ -260,6 +260,12 @@ export interface QueueTicket {
   readonly group: string;
   /** How long the group's oldest waiter has waited (ms): its place in the queue. */
   readonly ageMs: number;
+  /**
+   * When that waiter started, on this node's clock as the client estimates it (ms, to the µs):
+   * its place to within the estimate; the node trusts it at most `START_SLACK_MS` before its own
+   * bound (TIME − ageMs). Absent: TIME − ageMs.
+   */
+  readonly startedOnServer?: number;
   /** Whether the group may be queued on the node already (not its first attempt). */
   readonly queued: boolean;
   /** How long the queue outlives the blocking lease (ms). */
@@ -272,8 +278,16 @@ export interface QueueTicket {
 export interface HandOffRequest {
   /** The holder's group. */
   readonly group: string;
-  /** The holder's next local waiter, if any: its new owner value, ttl and wait so far. */
-  readonly next?: { readonly value: string; readonly ttl: number; readonly ageMs: number };
+  /**
+   * The holder's next local waiter, if any: its new owner value, ttl and wait so far, and when
+   * it started on this node's clock if the client has an estimate (as {@link QueueTicket}).
+   */
+  readonly next?: {
+    readonly value: string;
+    readonly ttl: number;
+    readonly ageMs: number;
+    readonly startedOnServer?: number;
+  };
   /** How long a reservation for a queued group lasts (ms). */
   readonly leaseMs: number;
   /** The release's announcement id, when waiters listen. */
@@ -340,6 +354,11 @@ export type AcquireReply =
       readonly acquired: false;
       /** Remaining lease of the blocking key in ms; -1 when it has no expiry. */
       readonly pttl: number;
+      /**
+       * The node's clock (TIME, ms to the µs) when a queued acquire queued its group there
+       * ({@link RedisNode.acquireQueued}); absent otherwise. The fair queue's clock estimate.
+       */
+      readonly serverTime?: number;
     };
 
 /**

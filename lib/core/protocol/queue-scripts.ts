@@ -23,20 +23,49 @@ export const PLAIN_RESERVATION = RESERVATION_PREFIX + '\0p';
 export const QUEUE_MARK_SUFFIX = '\0w';
 
 /**
+ * How far a waiter's start, placed on a node's clock by the client's estimate
+ * (acquisition/server-clocks.ts), may come before the node's own bound for it (TIME − the wait
+ * so far, late by the request's way to the node): a wrong estimate — the server's clock stepped
+ * since the sample — moves a group at most this much ahead of where the node would place it
+ * alone, never behind. Restated in lib/testing/queue-scripts.ts.
+ */
+export const START_SLACK_MS = 10;
+
+/**
+ * Lua: `start(time, age, estimate)`, when a waiter started waiting on this server's clock (ms,
+ * µs precision), from TIME's reply, the wait so far the client sent, and the client's estimate of
+ * that start on this server's clock ('' for none, server-clocks.ts). TIME − age is late by the
+ * request's way here (the age was measured when it was sent), so it bounds the start from
+ * above: an estimate after it is wrong and ignored; one before it is taken, but at most
+ * START_SLACK_MS before (a stale estimate, after this server's clock stepped, can move a group
+ * only that much ahead).
+ */
+const START = `
+local function start(time, age, estimate)
+  local bound = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(age)
+  local at = tonumber(estimate)
+  if at == nil or at >= bound then return bound end
+  return math.max(at, bound - ${START_SLACK_MS})
+end`;
+
+/**
  * Acquire in a fair queue (architecture.md §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
  * sorted set of waiting groups, scored by when they started waiting, on this server's clock).
  * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: the waiting group's id, ARGV[4]: how long
  * its oldest waiter has waited (ms), ARGV[5]: how long the queue outlives the blocking lease
  * (ms), ARGV[6]: '1' when the group may be queued here already (not its first attempt),
- * ARGV[7]: the claim's announcement id ('' for none).
+ * ARGV[7]: the claim's announcement id ('' for none), ARGV[8] (optional): when the oldest waiter
+ * started, on this server's clock as the client estimates it (server-clocks.ts; '' for none).
  *
  * Takes the key when it is free or reserved for this group (the previous holder handed it on
  * to us), exactly like the acquire script: a reservation is written only by the holder's own
  * hand-off, so taking it over cannot meet a live holder. A claimed reservation is announced
  * (`id|c|group`) so that the other groups, who heard who was next, stop timing the hand-off.
  * Otherwise the group joins the queue once (its score is this server's time minus the wait so
- * far: the order in which groups started waiting, with no clock shared between machines), the
- * queue is kept a little longer than the blocking lease, and the reply is {0, pttl}.
+ * far: the order in which groups started waiting, with no clock shared between machines; or the
+ * client's estimate ARGV[8] where it is earlier, by at most START_SLACK_MS: see `START`), the
+ * queue is kept a little longer than the blocking lease, and the reply is {0, pttl}, with the
+ * server's TIME when it queued the group ({0, pttl, seconds, µs}: the client's clock sample).
  *
  * Whenever it sets the queue's expiry it also writes the key's queue mark (`K\0w`, as long):
  * no queue outlives its mark, which is what lets {@link HAND_OFF_SCRIPT} skip the queue on an
@@ -44,7 +73,7 @@ export const QUEUE_MARK_SUFFIX = '\0w';
  */
 export const ACQUIRE_QUEUED_SCRIPT = script(
   'acquire-queued',
-  `
+  `${START}
 local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == '\\0r' .. ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -56,16 +85,17 @@ if cur == false or cur == '\\0r' .. ARGV[3] then
   return {1}
 end
 local pttl = redis.call('PTTL', KEYS[1])
+local time
 if not redis.call('ZSCORE', KEYS[2], ARGV[3]) then
-  local time = redis.call('TIME')
-  local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
-  redis.call('ZADD', KEYS[2], now - tonumber(ARGV[4]), ARGV[3])
+  time = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], start(time, ARGV[4], ARGV[8]), ARGV[3])
 end
 local keep = math.max(pttl, 0) + tonumber(ARGV[5])
 if redis.call('PTTL', KEYS[2]) < keep then
   redis.call('PEXPIRE', KEYS[2], keep)
   redis.call('SET', KEYS[1] .. '\\0w', '1', 'PX', keep)
 end
+if time then return {0, pttl, time[1], time[2]} end
 return {0, pttl}
 `,
 );
@@ -75,8 +105,10 @@ return {0, pttl}
  * ARGV[1]: the holder's owner value, ARGV[2]: the holder's group id, ARGV[3]: how long a
  * reservation lasts (ms), ARGV[4]: the release's announcement id ('' for none); with a next local
  * waiter only, ARGV[5]: its owner value, ARGV[6]: its ttl (ms), ARGV[7]: how long it has waited
- * (ms). Without one the three are not sent: the release of an uncontended lock, the commonest,
- * carries 4 arguments, not 7 (each costs the client's encoding and the server's parsing).
+ * (ms), ARGV[8]: when it started on this server's clock as the client estimates it ('' for
+ * none; see `START`). Without one the four are not sent: the release of an uncontended lock, the
+ * commonest, carries 4 arguments, not 8 (each costs the client's encoding and the server's
+ * parsing).
  *
  * The holder's group leaves the queue wherever it stands in it, also on a node where the key
  * does not hold the holder's value (then 0, nothing else written): a queued attempt that won on
@@ -128,7 +160,7 @@ return {0, pttl}
  */
 export const HAND_OFF_SCRIPT = script(
   'hand-off',
-  `
+  `${START}
 local cur = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0w', KEYS[1] .. '\\0p')
 if cur[1] ~= ARGV[1] and cur[1] ~= '\\0r' .. ARGV[2] then
   redis.call('ZREM', KEYS[2], ARGV[2])
@@ -154,8 +186,7 @@ if nextValue then
     redis.call('SET', KEYS[1], nextValue, 'PX', ARGV[6])
     return 2
   end
-  local time = redis.call('TIME')
-  local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(ARGV[7])
+  local started = start(redis.call('TIME'), ARGV[7], ARGV[8])
   if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
     redis.call('SET', KEYS[1], nextValue, 'PX', ARGV[6])
     return 2

@@ -83,7 +83,7 @@ export function ageArg(ms: number): number {
   return Math.max(0, Math.round(ms * 1000) / 1000);
 }
 
-/** ARGV[3..7] of ACQUIRE_QUEUED_SCRIPT for a ticket (after the owner value and ttl). */
+/** ARGV[3..8] of ACQUIRE_QUEUED_SCRIPT for a ticket (after the owner value and ttl). */
 export function queuedArgs(ticket: QueueTicket): (string | number)[] {
   return [
     ticket.group,
@@ -91,12 +91,36 @@ export function queuedArgs(ticket: QueueTicket): (string | number)[] {
     Math.ceil(ticket.keepMs),
     ticket.queued ? '1' : '0',
     ticket.announce ?? '',
+    startArg(ticket.startedOnServer),
   ];
 }
 
 /**
+ * A start on the server's clock as the fair scripts take it (ms to the µs, fixed-point: no
+ * exponent), '' for none.
+ */
+function startArg(ms: number | undefined): string {
+  return ms === undefined ? '' : ms.toFixed(3);
+}
+
+/**
+ * ACQUIRE_QUEUED_SCRIPT's reply: as the acquire script's, and when it queued the group, the
+ * server's TIME ({0, pttl, seconds, µs}) as `serverTime` in ms.
+ */
+export function queuedReply(reply: unknown): AcquireReply {
+  const [granted, pttl, seconds, micros] = reply as [number, number?, string?, string?];
+  if (granted === 1) return ACQUIRED;
+  if (seconds === undefined || micros === undefined) return { acquired: false, pttl: pttl ?? -1 };
+  return {
+    acquired: false,
+    pttl: pttl ?? -1,
+    serverTime: Number(seconds) * 1000 + Number(micros) / 1000,
+  };
+}
+
+/**
  * ARGV of HAND_OFF_SCRIPT for the holder's owner value and a request: the next local waiter's
- * three only when there is one (an uncontended release sends 4 arguments, not 7).
+ * four only when there is one (an uncontended release sends 4 arguments, not 8).
  */
 export function handOffArgs(value: string, request: HandOffRequest): (string | number)[] {
   const args: (string | number)[] = [
@@ -107,7 +131,7 @@ export function handOffArgs(value: string, request: HandOffRequest): (string | n
   ];
   const { next } = request;
   if (next !== undefined && next.value !== '') {
-    args.push(next.value, next.ttl, ageArg(next.ageMs));
+    args.push(next.value, next.ttl, ageArg(next.ageMs), startArg(next.startedOnServer));
   }
   return args;
 }

@@ -29,6 +29,7 @@ import {
   leaveArgs,
   plainWaitArgs,
   queuedArgs,
+  queuedReply,
   standingKeys,
   standingReply,
 } from './script-replies';
@@ -264,7 +265,7 @@ export class ScriptedNode implements RedisNode {
       ACQUIRE_QUEUED_SCRIPT,
       [key, queueKey],
       [value, ttl, ...queuedArgs(ticket)],
-      acquireReply,
+      queuedReply,
     );
   }
 
