@@ -31,8 +31,8 @@ interface Estimate {
  * it. The estimate kept is the one with the smallest error bound (half the round trip, plus the
  * drift since), as an NTP client filters; a sample that disagrees with it beyond both bounds
  * replaces it (the server's clock stepped). The scripts never trust an estimate by more than
- * START_SLACK_MS (queue-scripts.ts), so ordering is all an estimate can touch: the lock is still taken only by
- * the acquire script's compare and counted at quorum.
+ * START_SLACK_MS (queue-scripts.ts), so ordering is all an estimate can touch: the lock is still
+ * taken only by the acquire script's compare and counted at quorum.
  */
 export class ServerClocks {
   private readonly estimates = new WeakMap<RedisNode, Estimate>();
