@@ -1,4 +1,4 @@
-import { searchFair, type FairScope, type FairSearchResult } from '../search/fair-search';
+import { runOnce, searchFair, type FairScope, type FairSearchResult } from '../search/fair-search';
 import { FAIR_SCOPES } from '../search/fair-scopes';
 
 /**
@@ -43,5 +43,25 @@ describe('fair search: a reverted fix is found', () => {
       `leave keeping its reservation (reverted): ${result.violations[0]?.property ?? 'NOT FOUND'} in ${result.runs} schedules`,
     );
     expect(result.violations[0]?.property).toBe('idle');
+  });
+});
+
+describe('fair search: schedules beyond the budget that found a defect, replayed', () => {
+  // Found at B = 3 (FAIR_SEARCH_BUDGET=3, "mixed fairness"): the fair head's attempt took a node
+  // it had not waited for (a late reply, cleaned up), two nodes held; the holder's release was
+  // lost on one of them. The head waited for releases on both held nodes, and slept 990 ms, until
+  // the lost release's lease ended, beside a free quorum. A head now needs what a quorum needs
+  // beyond the nodes that did not answer "held" (fair-queue.ts `heard`).
+  it('a head counts the nodes that did not answer "held" as possibly free (mixed fairness, 0:1 1:1 17:3)', async () => {
+    const scope = FAIR_SCOPES.find((s) => s.name === 'mixed fairness')!;
+    const result = await runOnce(
+      scope,
+      new Map([
+        [0, 1],
+        [1, 1],
+        [17, 3],
+      ]),
+    );
+    expect(result.violations).toEqual([]);
   });
 });

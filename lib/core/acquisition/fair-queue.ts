@@ -3,7 +3,7 @@ import type { ClockTimer } from '../clock';
 import { LockNotAcquiredError } from '../errors';
 import type { RedlockLock } from '../lease/lock';
 import type { AcquireReply } from '../nodes/node';
-import { listenedSince, newReleaseId, releaseOf, type Notice } from './release-notices';
+import { held, listenedSince, newReleaseId, releaseOf, type Notice } from './release-notices';
 import { newOwnerValue } from '../lease/owner-value';
 import { acquireRound, releaseRound } from './rounds';
 import {
@@ -377,10 +377,14 @@ export class FairQueue {
         const sentAt = listenedSince(blocked, line.unheard, node, id);
         if (sentAt === undefined || (seq !== undefined && seq <= sentAt)) return;
       }
+      // What a quorum needs beyond the nodes that did not answer "held", which may be free (as
+      // retryAfterMs counts). Counting held ones only, a head slept beside a free quorum until a
+      // lost release's lease ended (fair search B = 3, "mixed fairness" `0:1 1:1 17:3`, 990 ms:
+      // it took a node it had not waited for). Each wake-up still needs a release it can use.
       const needed =
         blocked === undefined
           ? round.quorum
-          : Math.min(round.quorum, blocked.filter((at) => at !== undefined).length);
+          : Math.max(1, round.quorum - blocked.length + held(blocked));
       // Counted by node, not by release: after a split vote each blocking node held another
       // contender's attempt, and each of their cleanups is a release of its own announced by one
       // node. Counted per release, none reached two, and every head slept until those attempts'

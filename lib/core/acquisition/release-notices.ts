@@ -60,6 +60,13 @@ export function listenedSince(
  */
 export type BlockedNodes = readonly (number | undefined)[];
 
+/** How many nodes blocked the attempt ({@link BlockedNodes}' marked entries). */
+export function held(blocked: BlockedNodes): number {
+  let count = 0;
+  for (const at of blocked) if (at !== undefined) count++;
+  return count;
+}
+
 /** How many release announcements this process has heard, on every channel (a sequence). */
 let heardSoFar = 0;
 
