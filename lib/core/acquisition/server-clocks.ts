@@ -2,8 +2,10 @@ import type { Clock } from '../clock';
 import type { RedisNode } from '../nodes/node';
 
 /**
- * Drift allowed between this process's monotonic clock and a node's TIME, per ms (500 ppm: the
- * most an NTP daemon slews a clock): an estimate's error bound grows by it as the sample ages.
+ * Drift allowed between this process's monotonic clock and a node's TIME, per ms (500 ppm,
+ * ntpd's largest slew): an estimate's error bound grows by it as the sample ages. A faster slew
+ * (chrony may) or a step shows as a sample that contradicts the estimate, which replaces it, and
+ * the scripts' clamp bounds what a stale estimate can do in the meantime.
  */
 const DRIFT = 5e-4;
 
