@@ -74,6 +74,12 @@ describe('commands of one turn of the event loop leave in one write', () => {
             if (i === 2) resolve();
           }, 0);
         }
+        // Each setTimeout reads the loop's clock afresh: when a millisecond passed between two
+        // of them, the later was not yet due when the first ran, and ran in the next turn (one
+        // full run wrote 3 times). Past every one's due time before the loop goes on, they all
+        // run in its next timers phase.
+        const due = performance.now() + 3;
+        while (performance.now() < due);
       });
     await burst('a');
     await nextTurn();
