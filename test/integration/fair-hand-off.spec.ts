@@ -38,8 +38,13 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
     const inside = { now: 0, max: 0 };
     const expected: string[] = [];
     const done: Promise<void>[] = [];
-    // 15 waiters, started 15 ms apart, round-robin over the managers: the start order
-    // interleaves the groups, so a queue per process alone would not give it.
+    // 15 waiters, started 25 ms apart, round-robin over the managers: the start order
+    // interleaves the groups, so a queue per process alone would not give it. A node places a
+    // start at its TIME minus the age sent, late by the request's way there (a stall of the
+    // client between reading the age and writing counts): 15 ms apart, one full run beside the
+    // fair search's workers ordered w3 before w2 (w2's start placed by the first release's
+    // hand-off, w3's by its own attempt). The guarantee is FIFO up to that delay (docs).
+    const apart = 25;
     for (let i = 0; i < 15; i++) {
       const name = `w${i}`;
       expected.push(name);
@@ -49,7 +54,7 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
           .acquire('stock:fifo', { wait: 20_000 })
           .then((lock) => critical(lock, name, order, inside)),
       );
-      await delay(15);
+      await delay(apart);
     }
     await first.release();
     await Promise.all(done);
