@@ -98,17 +98,20 @@ export class InMemoryRedisNode implements RedisNode {
     const now = performance.now();
     let blocking: number | undefined;
     let first: string | undefined;
+    let blockers = 0;
     for (const key of keys) {
       const entry = this.live(key, now);
       // A waiter outside the queues takes a key reserved for it (issue 24 item 1).
       if (wait !== undefined && entry?.value === '\0r\0p') continue;
       if (entry !== undefined && entry.value !== value) {
         first ??= key;
+        blockers++;
         blocking = Math.max(blocking ?? 0, Math.ceil(entry.expiresAt - now));
       }
     }
     if (blocking !== undefined) {
-      if (wait !== undefined && first !== undefined) markPlain(this.scripts, first, wait);
+      // As the scripts (blockingKeys): only a key that alone blocks is marked.
+      if (wait !== undefined && blockers === 1) markPlain(this.scripts, first!, wait);
       return { acquired: false, pttl: blocking };
     }
     for (const key of keys) this.keys.set(key, { value, expiresAt: now + ttl });

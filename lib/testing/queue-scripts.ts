@@ -184,16 +184,35 @@ export function plainWait(
   return { acquired: false, pttl: store.pttl(key) };
 }
 
-/** plainMark (lib/core/protocol/scripts.ts): `key` is waited for since (server time - age). */
+/**
+ * plainMark (lib/core/protocol/scripts.ts): `key` is waited for since (server time - age), behind
+ * its value (`started|holder`).
+ */
 export function markPlain(store: ScriptStore, key: string, wait: PlainWait): void {
-  if (store.get(key + QUEUE_MARK) === undefined) return;
+  const cur = store.get(key)!;
+  // Only a key that may be handed on: held by a fair holder (its value starts with '.',
+  // owner-value.ts HANDED_ON), or with a fair queue.
+  if (cur[0] !== '.' && store.get(key + QUEUE_MARK) === undefined) return;
   const started = store.serverNow() - ageArg(wait.ageMs);
-  const mark = store.get(key + PLAIN);
-  const marked = mark === undefined ? Infinity : Number(mark);
+  const marked = named(store.get(key + PLAIN), cur) ?? Infinity;
   const keep = Math.max(store.pttl(key), 0) + Math.ceil(wait.keepMs);
   if (started < marked || store.pttl(key + PLAIN) < keep) {
-    store.set(key + PLAIN, Math.min(started, marked).toFixed(3), keep);
+    store.set(key + PLAIN, `${Math.min(started, marked).toFixed(3)}|${cur}`, keep);
   }
+}
+
+/** The scripts' `named` (queue-scripts.ts CARRY_MARK): the mark's start, if it names `holder`. */
+function named(mark: string | undefined, holder: string): number | undefined {
+  const bar = mark?.indexOf('|') ?? -1;
+  return bar >= 0 && mark!.slice(bar + 1) === holder ? Number(mark!.slice(0, bar)) : undefined;
+}
+
+/** The scripts' `carry`: a mark naming `from` follows the key to `to`, its expiry kept. */
+function carry(store: ScriptStore, key: string, from: string, to: string): void {
+  const mark = store.get(key + PLAIN);
+  if (named(mark, from) === undefined) return;
+  const pttl = store.pttl(key + PLAIN);
+  store.set(key + PLAIN, `${mark!.slice(0, mark!.indexOf('|'))}|${to}`, Math.max(pttl, 1));
 }
 
 /** ACQUIRE_QUEUED_SCRIPT. */
@@ -210,8 +229,11 @@ export function acquireQueued(
     store.set(key, value, ttl);
     if (cur === undefined) {
       if (ticket.queued) store.queues.remove(queueKey, ticket.group);
-    } else if (ticket.announce !== undefined && ticket.announce !== '') {
-      store.publish(key, `${ticket.announce}|c|${ticket.group}`);
+    } else {
+      carry(store, key, cur, value);
+      if (ticket.announce !== undefined && ticket.announce !== '') {
+        store.publish(key, `${ticket.announce}|c|${ticket.group}`);
+      }
     }
     return { acquired: true };
   }
@@ -263,11 +285,16 @@ export function handOff(
     // No next waiter: the group leaves wherever it stands (a swap leaves it behind the head).
     queues.remove(queueKey, request.group);
   }
-  const plain = mark !== undefined && (hasNext || head !== undefined) ? Number(mark) : undefined;
+  const plain = hasNext || head !== undefined ? named(mark, current) : undefined;
   if (next !== undefined && hasNext) {
+    if (head === undefined && plain === undefined) {
+      store.set(key, next.value, next.ttl);
+      return 'swapped';
+    }
     const started = startOf(store.serverNow(), next.ageMs, next.startedOnServer);
     if ((head === undefined || started <= head[1]) && (plain === undefined || started <= plain)) {
       store.set(key, next.value, next.ttl);
+      carry(store, key, current, next.value);
       return 'swapped';
     }
     queues.add(queueKey, request.group, started);
@@ -279,7 +306,10 @@ export function handOff(
     head = [PLAIN, plain];
   }
   if (head !== undefined) {
-    if (head[0] !== PLAIN) queues.remove(queueKey, head[0]);
+    if (head[0] !== PLAIN) {
+      queues.remove(queueKey, head[0]);
+      carry(store, key, current, RESERVED + head[0]);
+    }
     store.set(key, RESERVED + head[0], Math.ceil(request.leaseMs));
     if (announce !== '') store.publish(key, `${announce}|n|${head[0]}`);
     return 'reserved';
@@ -304,6 +334,7 @@ export function leaveQueue(
   if (head !== undefined) {
     queues.remove(queueKey, head[0]);
     store.set(pass.key, RESERVED + head[0], Math.ceil(pass.leaseMs));
+    carry(store, pass.key, RESERVED + group, RESERVED + head[0]);
     if (announce !== '') store.publish(pass.key, `${announce}|n|${head[0]}`);
     return;
   }

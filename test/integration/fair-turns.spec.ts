@@ -292,6 +292,38 @@ describe('fair turns (5 nodes)', () => {
     30_000,
   );
 
+  it.each([
+    ['a lock manager with fairness off', 'off'],
+    ["a fenced acquisition of the chain's own lock manager", 'fenced'],
+    ["a multi-resource acquisition of the chain's own lock manager", 'multi'],
+  ] as const)(
+    'while one fair lock manager hands the lock from one of its waiters to the next, %s gets its turn (item 1)',
+    async (_what, kind) => {
+      // Nobody is queued on the nodes: every hand-off is a local swap (no release, nothing
+      // announced). Before: `held` after the full 3 s wait (plain waiters marked only keys with
+      // a fair queue on the node).
+      const chain = fair();
+      const key = `turn:chain:${kind}`;
+      const other = kind === 'off' ? shared.manager({ ttl: 10_000, fairness: 'off' }) : chain;
+      await other.ready();
+      const stop = await steady(key, [chain], 3);
+      try {
+        const started = performance.now();
+        const lock = await other.acquire(kind === 'multi' ? [key, `${key}:b`] : key, {
+          fencing: kind === 'fenced',
+          wait: 3_000,
+        });
+        const waited = performance.now() - started;
+        await lock.release();
+        if (process.env.FAIR_REPORT) process.stdout.write(`${key}: ${Math.round(waited)} ms\n`);
+        expect(waited).toBeLessThan(2_500);
+      } finally {
+        expect(await stop()).toBeGreaterThan(20);
+      }
+    },
+    30_000,
+  );
+
   it('under steady contention from fair waiters, a single attempt (wait: 0) does not jump the queue (item 1)', async () => {
     const managers = [fair(), fair(), fair()];
     const stop = await steady('turn:steady:once', managers);

@@ -68,4 +68,20 @@ describe('fair hand-off scripts on a real node (the port contract)', () => {
   });
 
   queueContract(() => harness);
+
+  it("a probe's read (lease) reads a key it must attempt as absent: reserved for the waiters outside the queues, or held by a fair holder (issue 24 item 1)", async () => {
+    const put = (key: string, value: string) => harness.put(key, value, 5_000);
+    await put('probe:plain', 'holder');
+    await put('probe:chained', '.holder');
+    await put('probe:reserved', '\0r\0p');
+    await put('probe:group', '\0r' + 'g');
+    // A plain holder's lease, and a queued group's reservation (a plain waiter cannot take it).
+    expect(await node.lease('probe:plain')).toBeGreaterThan(4_000);
+    expect(await node.lease('probe:group')).toBeGreaterThan(4_000);
+    // Before: their leases, and a listening waiter slept until the lease ended while the lock went
+    // from holder to holder, or missed the turn reserved for it.
+    expect(await node.lease('probe:chained')).toBe(-2);
+    expect(await node.lease('probe:reserved')).toBe(-2);
+    expect(await node.lease('probe:absent')).toBe(-2);
+  });
 });

@@ -293,7 +293,11 @@ export async function runOnce(
       }).length >
         nodes.length - 2;
     // A reservation its group can claim (not a dead group's, nor one whose claim or leave was
-    // lost on the way): it is to be claimed within the idle bound, faults or not.
+    // lost on the way): it is to be claimed within the idle bound, faults or not. Not one for the
+    // waiters outside the queues (`\0r\0p`): they are no group, nobody times their claim, and
+    // after a loss they poll at the retry delay like any plain waiter (docs/fair-hand-off.md,
+    // "Leaving"); the search found one whose claim's reply was lost on one node while its own
+    // cleanup freed the reservation on another, retrying 300 ms later.
     const claimable = (resource: string) =>
       nodes.some((node) => {
         const key = `redlock:${resource}`;
@@ -302,6 +306,7 @@ export async function runOnce(
           value !== undefined &&
           value.startsWith(RESERVED) &&
           value !== `${RESERVED}dead` &&
+          value !== `${RESERVED}\0p` &&
           !node.lostClaims.has(value.slice(2)) &&
           !node.isStuck(key)
         );

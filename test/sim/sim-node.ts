@@ -280,15 +280,16 @@ export class SimNode implements RedisNode {
     wait?: PlainWait,
   ): Promise<AcquireReply> {
     return this.command('acquire', keys, value, () => {
-      for (const key of keys) {
+      // A waiter outside the queues takes a key reserved for it and marks a key that alone
+      // blocks it (as ACQUIRE_SCRIPT / PLAIN_WAIT_SCRIPT, issue 24 item 1).
+      const blocking = keys.filter((key) => {
         const entry = this.live(key);
-        // A waiter outside the queues takes a key reserved for it and marks one held (as
-        // ACQUIRE_SCRIPT / PLAIN_WAIT_SCRIPT, issue 24 item 1).
-        if (wait !== undefined && entry?.value === PLAIN_TURN) continue;
-        if (entry && !(this.options.ownValueIsFree && entry.value === value)) {
-          if (wait !== undefined) markPlain(this.scripts, key, wait);
-          return { acquired: false, pttl: entry.expiresAt - this.clock.now() };
-        }
+        if (wait !== undefined && entry?.value === PLAIN_TURN) return false;
+        return entry !== undefined && !(this.options.ownValueIsFree && entry.value === value);
+      });
+      if (blocking.length > 0) {
+        if (wait !== undefined && blocking.length === 1) markPlain(this.scripts, blocking[0], wait);
+        return { acquired: false, pttl: this.live(blocking[0])!.expiresAt - this.clock.now() };
       }
       for (const key of keys) this.store.set(key, { value, expiresAt: this.clock.now() + ttl });
       if (fenceKeys === undefined) return { acquired: true };

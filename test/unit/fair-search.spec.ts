@@ -65,3 +65,20 @@ describe('fair search: schedules beyond the budget that found a defect, replayed
     expect(result.violations).toEqual([]);
   });
 });
+
+describe('fair search: the order of the default schedule', () => {
+  // Issue 24 item 1. "Mixed fairness" with no deviation: the fair manager's w0 holds, the manager
+  // with fairness off has w1 waiting from 2 ms, and the fair manager's own w2 and w3 from 4 and
+  // 6 ms, which its releases hand the lock to without a release (nothing queued on the nodes).
+  // w1 marks the key it met held by a fair holder, and takes the next turn. Before: plain
+  // waiters marked only keys with a fair queue, and w1 waited until that chain ended (on real
+  // nodes, under steady contention from one process, for ever: fair-turns.spec).
+  it('mixed fairness: a waiter outside the queues is served before the local waiters that came after it', async () => {
+    const scope = FAIR_SCOPES.find((s) => s.name === 'mixed fairness')!;
+    const trace: string[] = [];
+    const result = await runOnce(scope, new Map(), trace);
+    expect(result.violations).toEqual([]);
+    const served = trace.flatMap((line) => /^t=\S+ (w\d) holds$/.exec(line)?.[1] ?? []);
+    expect(served).toEqual(['w0', 'w1', 'w2', 'w3']);
+  });
+});

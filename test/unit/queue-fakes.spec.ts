@@ -56,6 +56,7 @@ describe('fair hand-off scripts in the fakes (the port contract)', () => {
       harness = {
         node,
         leases: false,
+        plainMarks: false,
         put: async (key, value) => void node.store.set(key, value),
         get: async (key) => node.store.get(key) ?? null,
         del: async (key) => void node.store.delete(key),

@@ -6,7 +6,7 @@ import type { RedlockLock } from '../lease/lock';
 import type { AcquireReply, PlainWait, QueueTicket, RedisNode } from '../nodes/node';
 import { newReleaseId, type ReleaseNotifier } from './notifier';
 import type { CallSettings } from '../options';
-import { newOwnerValue } from '../lease/owner-value';
+import { handedOnValue, newOwnerValue } from '../lease/owner-value';
 import type { RandomSource } from '../random';
 import {
   acquireRound,
@@ -183,7 +183,9 @@ export class AcquisitionLoop {
       }
       // A fresh owner value per attempt (architecture.md §5.1): the cleanup of a failed attempt, however
       // late a node applies it, can then never delete a key that a later attempt counted.
-      const value = newOwnerValue(this.parts.random);
+      // A queued acquisition's lock may be handed on by its release (owner-value.ts HANDED_ON).
+      const value =
+        seat === undefined ? newOwnerValue(this.parts.random) : handedOnValue(this.parts.random);
       let listening = false;
       // From here until it reports, a release announced is judged by this attempt's result:
       // one on a node the attempt then takes (its own cleanup's among them) wakes nobody here.

@@ -4,7 +4,7 @@ import { LockNotAcquiredError } from '../errors';
 import type { RedlockLock } from '../lease/lock';
 import type { AcquireReply } from '../nodes/node';
 import { held, listenedSince, newReleaseId, releaseOf, type Notice } from './release-notices';
-import { newOwnerValue } from '../lease/owner-value';
+import { handedOnValue } from '../lease/owner-value';
 import { acquireRound, releaseRound } from './rounds';
 import {
   handOff,
@@ -181,7 +181,7 @@ export class FairQueue {
     const waiter = next;
     const clocks = round.serverClocks;
     line.head = true;
-    const value = newOwnerValue(this.parts.random);
+    const value = handedOnValue(this.parts.random);
     const announce = round.notify ? (round.releaseId ?? newReleaseId)() : undefined;
     let reserved = 0;
     const request = {

@@ -8,7 +8,7 @@ import { script } from './lua-script';
 /**
  * The prefix of a lock key's value while it is reserved for the next group of waiters (fair
  * hand-off, architecture.md §5.11): `\0r` + the group's id. It is not an owner value (those are random
- * base64url, never starting with NUL), so no holder's compare-and-delete or extension matches
+ * base64url, after a `.` for a fair lock: never starting with NUL), so no holder's compare-and-delete or extension matches
  * it, and to every acquire script it is a key that exists: held.
  */
 export const RESERVATION_PREFIX = '\0r';
@@ -49,6 +49,29 @@ local function start(time, age, estimate)
 end`;
 
 /**
+ * Lua: `named(m, holder)`, the start in the plain waiters' mark `m` (`started|holder`, scripts.ts
+ * plainMark; false for none) when it names `holder`, else nil; and `carry(key, m, from, to)`: a
+ * mark naming `from` follows the key to `to` (a swap, a reservation for a group, a claim of it, a
+ * reservation passed on), its expiry kept. Their waiters waited behind the key, not behind one
+ * value of it: without the carry, a mark younger than the next local waiter named a value that
+ * no longer held the key, and every later hand-off of the chain passed them by.
+ */
+const CARRY_MARK = `
+local function named(m, holder)
+  if not m then return nil end
+  local bar = string.find(m, '|', 1, true)
+  if bar and string.sub(m, bar + 1) == holder then return tonumber(string.sub(m, 1, bar - 1)) end
+  return nil
+end
+local function carry(key, m, from, to)
+  if named(m, from) then
+    local p = key .. '\\0p'
+    local bar = string.find(m, '|', 1, true)
+    redis.call('SET', p, string.sub(m, 1, bar) .. to, 'PX', math.max(redis.call('PTTL', p), 1))
+  end
+end`;
+
+/**
  * Acquire in a fair queue (architecture.md §5.11), one key. KEYS[1]: the lock key, KEYS[2]: its queue (a
  * sorted set of waiting groups, scored by when they started waiting, on this server's clock).
  * ARGV[1]: owner value, ARGV[2]: ttl in ms, ARGV[3]: the waiting group's id, ARGV[4]: how long
@@ -67,20 +90,25 @@ end`;
  * queue is kept a little longer than the blocking lease, and the reply is {0, pttl}, with the
  * server's TIME when it queued the group ({0, pttl, seconds, µs}: the client's clock sample).
  *
+ * A claim carries the plain waiters' mark from the reservation to the claimant's value (read in
+ * one MGET with the key: see {@link CARRY_MARK}).
+ *
  * Whenever it sets the queue's expiry it also writes the key's queue mark (`K\0w`, as long):
  * no queue outlives its mark, which is what lets {@link HAND_OFF_SCRIPT} skip the queue on an
  * uncontended release (issue 24 item 3).
  */
 export const ACQUIRE_QUEUED_SCRIPT = script(
   'acquire-queued',
-  `${START}
-local cur = redis.call('GET', KEYS[1])
+  `${START}${CARRY_MARK}
+local read = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0p')
+local cur = read[1]
 if cur == false or cur == '\\0r' .. ARGV[3] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   if cur == false then
     if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], ARGV[3]) end
-  elseif ARGV[7] ~= '' then
-    redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|c|' .. ARGV[3])
+  else
+    carry(KEYS[1], read[2], cur, ARGV[1])
+    if ARGV[7] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[7] .. '|c|' .. ARGV[3]) end
   end
   return {1}
 end
@@ -138,11 +166,13 @@ return {0, pttl}
  * - else (nobody queued here): deleted and announced like a plain release: returns 3.
  *
  * Acquisitions outside the queues (issue 24 item 1: fenced, several resources, another lock
- * manager with fairness off) mark the key while they wait (`K\0p`, plainMark in scripts.ts): when they
- * started waiting before the local next waiter and every queued group, the key is reserved for
- * them instead (`\0r\0p`, announced `id|n|\0p`), which only their acquire takes
- * ({@link PLAIN_WAIT_SCRIPT}); a key handed on from holder to holder is then never out of their
- * reach.
+ * manager with fairness off) mark the key while they wait (`K\0p`, plainMark in scripts.ts), naming
+ * the value they waited behind: when that holder releases and they started waiting before the
+ * local next waiter and every queued group, the key is reserved for them instead (`\0r\0p`,
+ * announced `id|n|\0p`), which only their acquire takes ({@link PLAIN_WAIT_SCRIPT}); else their
+ * mark follows the key to its next value ({@link CARRY_MARK}). A key handed on from holder to
+ * holder is then never out of their reach, and a mark whose waiters were served elsewhere names
+ * a value no hand-off releases.
  *
  * An uncontended release costs what a plain one does (issue 24 item 3: 5 commands per node and
  * cycle, as with fairness off): one MGET reads the key, its queue mark (`K\0w`) and the plain
@@ -160,7 +190,7 @@ return {0, pttl}
  */
 export const HAND_OFF_SCRIPT = script(
   'hand-off',
-  `${START}
+  `${START}${CARRY_MARK}
 local cur = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0w', KEYS[1] .. '\\0p')
 if cur[1] ~= ARGV[1] and cur[1] ~= '\\0r' .. ARGV[2] then
   redis.call('ZREM', KEYS[2], ARGV[2])
@@ -180,7 +210,7 @@ if cur[2] then
 end
 local nextValue = ARGV[5]
 local plain
-if cur[3] and (nextValue or head[1]) then plain = tonumber(cur[3]) end
+if nextValue or head[1] then plain = named(cur[3], cur[1]) end
 if nextValue then
   if not head[1] and not plain then
     redis.call('SET', KEYS[1], nextValue, 'PX', ARGV[6])
@@ -189,6 +219,7 @@ if nextValue then
   local started = start(redis.call('TIME'), ARGV[7], ARGV[8])
   if (not head[1] or started <= tonumber(head[2])) and (not plain or started <= plain) then
     redis.call('SET', KEYS[1], nextValue, 'PX', ARGV[6])
+    carry(KEYS[1], cur[3], cur[1], nextValue)
     return 2
   end
   redis.call('ZADD', KEYS[2], started, ARGV[2])
@@ -203,7 +234,10 @@ if plain and (not head[1] or plain <= tonumber(head[2])) then
   head = {'\\0p'}
 end
 if head[1] then
-  if head[1] ~= '\\0p' then redis.call('ZREM', KEYS[2], head[1]) end
+  if head[1] ~= '\\0p' then
+    redis.call('ZREM', KEYS[2], head[1])
+    carry(KEYS[1], cur[3], cur[1], '\\0r' .. head[1])
+  end
   redis.call('SET', KEYS[1], '\\0r' .. head[1], 'PX', ARGV[3])
   if ARGV[4] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[4] .. '|n|' .. head[1]) end
   return 1
@@ -227,13 +261,16 @@ return 3
  */
 export const LEAVE_QUEUE_SCRIPT = script(
   'leave-queue',
-  `
+  `${CARRY_MARK}
 redis.call('ZREM', KEYS[1], ARGV[1])
-if KEYS[2] == nil or redis.call('GET', KEYS[2]) ~= '\\0r' .. ARGV[1] then return 1 end
+if KEYS[2] == nil then return 1 end
+local read = redis.call('MGET', KEYS[2], KEYS[2] .. '\\0p')
+if read[1] ~= '\\0r' .. ARGV[1] then return 1 end
 local head = redis.call('ZRANGE', KEYS[1], 0, 0)
 if head[1] then
   redis.call('ZREM', KEYS[1], head[1])
   redis.call('SET', KEYS[2], '\\0r' .. head[1], 'PX', ARGV[2])
+  carry(KEYS[2], read[2], read[1], '\\0r' .. head[1])
   if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3] .. '|n|' .. head[1]) end
   return 2
 end

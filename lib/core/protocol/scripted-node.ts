@@ -43,11 +43,13 @@ import {
   HORIZON_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
   PLAIN_WAIT_SCRIPT,
+  PROBE_SCRIPT,
   RELEASE_SCRIPT,
   RESTORE_FLOOR_SCRIPT,
   STANDING_SCRIPT,
   type LuaScript,
 } from './scripts';
+import { HANDED_ON } from '../lease/owner-value';
 import { PLAIN_RESERVATION, QUEUE_MARK_SUFFIX } from './queue-scripts';
 import { ReleaseChannels } from './release-channels';
 import { ServerIdentity } from './server-identity';
@@ -202,9 +204,10 @@ export class ScriptedNode implements RedisNode {
 
   /**
    * `SET NX` found the key set (`previous`): its lease. A waiter outside the queues (issue 24
-   * item 1) takes a key reserved for it, and marks one with a fair queue (PLAIN_WAIT_SCRIPT):
-   * only such a key is handed off. Elsewhere it reads the queue mark beside the lease, no script
-   * (S2, fairness off: 93 commands per success; 156 with the script on every held key).
+   * item 1) takes a key reserved for it, and marks one held by a fair holder or with a fair queue
+   * (PLAIN_WAIT_SCRIPT): only such a key is handed off. Elsewhere it reads the queue mark beside
+   * the lease, no script (S2, fairness off: 93 commands per success; 156 with the script on
+   * every held key).
    */
   private metHeld(
     key: string,
@@ -213,12 +216,13 @@ export class ScriptedNode implements RedisNode {
     ttl: number,
     wait: PlainWait | undefined,
   ): Promise<AcquireReply> {
-    if (wait === undefined) return this.lease(key).then(leaseReply);
     const plainWait = () =>
-      this.runAs(PLAIN_WAIT_SCRIPT, [key], [value, ttl, ...plainWaitArgs(wait)], acquireReply);
-    if (previous === PLAIN_RESERVATION) return plainWait();
+      this.runAs(PLAIN_WAIT_SCRIPT, [key], [value, ttl, ...plainWaitArgs(wait!)], acquireReply);
+    // Reserved for it, or held by a fair holder that may hand it on (owner-value.ts HANDED_ON).
+    const handedOn = previous === PLAIN_RESERVATION || (previous as string)[0] === HANDED_ON;
+    if (wait !== undefined && handedOn) return plainWait();
     return Promise.all([
-      this.transport.call('EXISTS', [key + QUEUE_MARK_SUFFIX]),
+      wait === undefined ? 0 : this.transport.call('EXISTS', [key + QUEUE_MARK_SUFFIX]),
       this.transport.call('PTTL', [key]),
     ]).then(
       ([queued, pttl]) => (Number(queued) === 1 ? plainWait() : leaseReply(Number(pttl))),
@@ -229,9 +233,7 @@ export class ScriptedNode implements RedisNode {
   }
 
   lease(key: string): Promise<number> {
-    return this.transport.call('PTTL', [key]).then(Number, (error: unknown) => {
-      throw this.failed(error);
-    });
+    return this.runAs(PROBE_SCRIPT, [key], [], Number);
   }
 
   extend(keys: readonly string[], value: string, ttl: number): Promise<boolean> {

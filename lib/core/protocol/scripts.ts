@@ -21,22 +21,67 @@ export {
 /**
  * Lua that marks `key` as waited for by acquisitions outside the fair queues (issue 24 item 1):
  * `key` + NUL + `p` holds when the oldest of them started waiting, on this server's clock (its
- * time minus `age` ms), kept `keep` ms past the key's lease. A fair hand-off reads it
- * (HAND_OFF_SCRIPT): plain waiters that waited longer than every queued group get the next turn.
- * Built from the lock key inside the script, as the queue key is built from it by the client.
+ * time minus `age` ms), and the value they waited behind (`started|holder`), kept `keep` ms past
+ * the key's lease. A fair hand-off by that holder reads it (HAND_OFF_SCRIPT): plain waiters that
+ * waited longer than every queued group get the next turn. Built from the lock key inside the
+ * script, as the queue key is built from it by the client.
+ *
+ * The mark names its holder so that it dies with it: a mark left by a waiter served elsewhere,
+ * or made against a failed attempt's key, names a value that no hand-off will release, where an
+ * unnamed one gave a later holder's hand-off a turn for waiters that were gone, and idled the
+ * key a reservation's lease (fair search, "mixed fairness", `0:3 8:2`, `0:1 1:1 17:3`). A hand-off
+ * or claim that passes the key on carries the mark to the next value (queue-scripts.ts
+ * CARRY_MARK). A mark naming another value is replaced.
+ *
+ * Only a key that may be handed on is marked: one with a fair queue (`K\0w`), or held by a fair
+ * holder (`cur`, its value, starts with '.', byte 46: owner-value.ts HANDED_ON), whose release
+ * swaps it to the next waiter of its own process with nobody queued on the node (before: plain
+ * waiters starved behind such a chain). Elsewhere the key's release frees it.
  */
-function plainMark(key: string, age: string, keep: string): string {
+function plainMark(key: string, cur: string, age: string, keep: string): string {
   return `
-if redis.call('EXISTS', ${key} .. '\\0w') == 1 then
+if string.byte(${cur}, 1) == 46 or redis.call('EXISTS', ${key} .. '\\0w') == 1 then
   local p = ${key} .. '\\0p'
   local time = redis.call('TIME')
   local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(${age})
   local m = redis.call('GET', p)
-  local marked = m and tonumber(m) or math.huge
+  local marked = math.huge
+  if m then
+    local bar = string.find(m, '|', 1, true)
+    if bar and string.sub(m, bar + 1) == ${cur} then marked = tonumber(string.sub(m, 1, bar - 1)) end
+  end
   local keep = math.max(redis.call('PTTL', ${key}), 0) + tonumber(${keep})
   if started < marked or redis.call('PTTL', p) < keep then
-    redis.call('SET', p, string.format('%.3f', math.min(started, marked)), 'PX', keep)
+    redis.call('SET', p, string.format('%.3f', math.min(started, marked)) .. '|' .. ${cur}, 'PX', keep)
   end
+end
+`;
+}
+
+/**
+ * Lua that returns {0, pttl} when a key among KEYS[1..n] blocks the acquire, with the lease of the
+ * first that does. With `age` (ARGV[age], a waiting acquisition outside the fair queues), a key
+ * reserved for those waiters counts as free, and a key blocking alone is marked (plainMark).
+ * Blocked by more than one, it marks none: it could not use a turn on one of them, which would
+ * idle that key a reservation's lease while the queued waiter behind it waited (issue 24: a
+ * waiter for `a` behind a waiter for [a, b], b held, took ~4 s). It marks the other once that
+ * one is free.
+ */
+function blockingKeys(n: string, age: string, keep: string): string {
+  return `
+local blocking, blockingValue, blockers = nil, nil, 0
+for i = 1, ${n} do
+  local cur = redis.call('GET', KEYS[i])
+  if cur and not (${age} and cur == '\\0r\\0p') then
+    if not ${age} then return {0, redis.call('PTTL', KEYS[i])} end
+    blockers = blockers + 1
+    if blockers == 1 then blocking, blockingValue = KEYS[i], cur end
+  end
+end
+if blocking then
+  local cur = blockingValue
+  if blockers == 1 then ${plainMark('blocking', 'cur', age, keep)} end
+  return {0, redis.call('PTTL', blocking)}
 end
 `;
 }
@@ -61,18 +106,12 @@ end
  *
  * A waiting acquisition outside the fair queues (issue 24 item 1: see {@link PLAIN_WAIT_SCRIPT})
  * also passes ARGV[3]: how long it has waited (ms), ARGV[4]: how long its mark is kept (ms). It
- * takes a key reserved for the plain waiters as free, and marks the first blocking key.
+ * takes a key reserved for the plain waiters as free, and marks a key that alone blocks it
+ * ({@link blockingKeys}).
  */
 export const ACQUIRE_SCRIPT = script(
   'acquire',
-  `
-for i = 1, #KEYS do
-  local cur = redis.call('GET', KEYS[i])
-  if cur and not (ARGV[3] and cur == '\\0r\\0p') then
-    if ARGV[3] then ${plainMark('KEYS[i]', 'ARGV[3]', 'ARGV[4]')} end
-    return {0, redis.call('PTTL', KEYS[i])}
-  end
-end
+  `${blockingKeys('#KEYS', 'ARGV[3]', 'ARGV[4]')}
 for i = 1, #KEYS do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
@@ -100,7 +139,7 @@ if cur == '\\0r\\0p' then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1}
 end
-${plainMark('KEYS[1]', 'ARGV[3]', 'ARGV[4]')}
+${plainMark('KEYS[1]', 'cur', 'ARGV[3]', 'ARGV[4]')}
 return {0, redis.call('PTTL', KEYS[1])}
 `,
 );
@@ -180,13 +219,7 @@ export const ACQUIRE_FENCED_SCRIPT = script(
   'acquire-fenced',
   `
 local n = tonumber(ARGV[3])
-for i = 1, n do
-  local cur = redis.call('GET', KEYS[i])
-  if cur and not (ARGV[4] and cur == '\\0r\\0p') then
-    if ARGV[4] then ${plainMark('KEYS[i]', 'ARGV[4]', 'ARGV[5]')} end
-    return {0, redis.call('PTTL', KEYS[i])}
-  end
-end
+${blockingKeys('n', 'ARGV[4]', 'ARGV[5]')}
 for i = 1, n do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
@@ -234,6 +267,24 @@ return 1
 `,
 );
 
+/**
+ * A probe's read (issue 19: probeRound, RedisNode.lease). KEYS[1]: the lock key. Returns its
+ * remaining lease (`PTTL`), or -2 — as for an absent key, so that the probe cannot tell and the
+ * waiter sends its attempt — where a waiter outside the queues has to attempt (issue 24 item 1):
+ * the key is reserved for such waiters (`\0r\0p`), or held by a fair holder (its value starts
+ * with '.', owner-value.ts HANDED_ON), which hands it on without a release: nothing is announced,
+ * and only the attempt's mark gets that waiter a turn (a probe read it as held, and the waiter
+ * slept until the lease ended while the lock went from holder to holder).
+ */
+export const PROBE_SCRIPT = script(
+  'probe',
+  `
+local cur = redis.call('GET', KEYS[1])
+if not cur or string.byte(cur, 1) == 46 or cur == '\\0r\\0p' then return -2 end
+return redis.call('PTTL', KEYS[1])
+`,
+);
+
 /** Every script, loaded when a connection becomes ready (script-loading.ts). */
 export const LOCK_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_SCRIPT,
@@ -248,4 +299,5 @@ export const LOCK_SCRIPTS: readonly LuaScript[] = [
   ACQUIRE_QUEUED_SCRIPT,
   HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
+  PROBE_SCRIPT,
 ];
