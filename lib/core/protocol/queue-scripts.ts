@@ -7,9 +7,10 @@ import { script } from './lua-script';
 
 /**
  * The prefix of a lock key's value while it is reserved for the next group of waiters (fair
- * hand-off, architecture.md §5.11): `\0r` + the group's id. It is not an owner value (those are random
- * base64url, after a `.` for a fair lock: never starting with NUL), so no holder's compare-and-delete or extension matches
- * it, and to every acquire script it is a key that exists: held.
+ * hand-off, architecture.md §5.11): `\0r` + the group's id. It is not an owner value (those are
+ * random base64url, after a `.` for a fair lock: never starting with NUL), so no holder's
+ * compare-and-delete or extension matches it, and to every acquire script it is a key that
+ * exists: held.
  */
 export const RESERVATION_PREFIX = '\0r';
 
