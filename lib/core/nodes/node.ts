@@ -58,7 +58,10 @@ export interface RedisNode {
   /**
    * The remaining lease of `key` in ms (`PTTL`): -2 when it does not exist, -1 when it has no
    * expiry. Writes nothing. Optional: a waiter that already hears every release reads it on a
-   * few nodes before sending a whole attempt to all of them (issue 19: `probeRound`).
+   * few nodes before sending a whole attempt to all of them (issue 19: `probeRound`). A key that
+   * waiter must attempt anyway reads as absent (-2): one reserved for waiters outside the fair
+   * queues (`\0r\0p`), or held by a fair lock (its owner value starts with `.`), whose release
+   * may hand it on unannounced (issue 24 item 1; ScriptedNode runs PROBE_SCRIPT).
    */
   lease?(key: string): Promise<number>;
 
