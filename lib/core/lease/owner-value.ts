@@ -35,7 +35,7 @@ export function newOwnerValue(random?: RandomSource): string {
  * The first character of an owner value whose holder may hand the lock on without a release: a
  * fair queue's lock (issue 24 item 1), which its release may swap to the group's next waiter.
  * Not in base64url's alphabet, so no other owner value starts with it. A waiter outside the
- * queues that meets such a key marks it (the scripts' `plainMark`, which tests its byte, 46),
+ * queues that meets such a key marks it (the scripts' `plainMark`, which tests its first byte),
  * and a probe does not stand in for that waiter's attempt there: a chain of swaps is never
  * free and never announced, so only the mark gets that waiter a turn.
  */

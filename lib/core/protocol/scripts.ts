@@ -6,6 +6,7 @@ import {
   RESERVATION_PREFIX,
 } from './queue-scripts';
 import { HORIZON_SCRIPT, RESTORE_FLOOR_SCRIPT, STANDING_SCRIPT } from './standing-scripts';
+import { HANDED_ON } from '../lease/owner-value';
 
 export type { LuaScript } from './lua-script';
 export {
@@ -17,6 +18,9 @@ export {
   RESTORE_FLOOR_SCRIPT,
   STANDING_SCRIPT,
 };
+
+/** The byte a fair lock's owner value starts with (owner-value.ts HANDED_ON), as Lua's `string.byte` reads it. */
+const HANDED_ON_BYTE = HANDED_ON.charCodeAt(0);
 
 /**
  * Lua that marks `key` as waited for by acquisitions outside the fair queues (issue 24 item 1):
@@ -34,13 +38,13 @@ export {
  * CARRY_MARK). A mark naming another value is replaced.
  *
  * Only a key that may be handed on is marked: one with a fair queue (`K\0w`), or held by a fair
- * holder (`cur`, its value, starts with '.', byte 46: owner-value.ts HANDED_ON), whose release
+ * holder (`cur`, its value, starts with '.': owner-value.ts HANDED_ON), whose release
  * swaps it to the next waiter of its own process with nobody queued on the node (before: plain
  * waiters starved behind such a chain). Elsewhere the key's release frees it.
  */
 function plainMark(key: string, cur: string, age: string, keep: string): string {
   return `
-if string.byte(${cur}, 1) == 46 or redis.call('EXISTS', ${key} .. '\\0w') == 1 then
+if string.byte(${cur}, 1) == ${HANDED_ON_BYTE} or redis.call('EXISTS', ${key} .. '\\0w') == 1 then
   local p = ${key} .. '\\0p'
   local time = redis.call('TIME')
   local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(${age})
@@ -280,7 +284,7 @@ export const PROBE_SCRIPT = script(
   'probe',
   `
 local cur = redis.call('GET', KEYS[1])
-if not cur or string.byte(cur, 1) == 46 or cur == '\\0r\\0p' then return -2 end
+if not cur or string.byte(cur, 1) == ${HANDED_ON_BYTE} or cur == '\\0r\\0p' then return -2 end
 return redis.call('PTTL', KEYS[1])
 `,
 );
