@@ -12,6 +12,7 @@ import type {
 } from 'nestjs-redlock';
 import {
   acquireQueued,
+  CLEANUP_MARK,
   handOff,
   leaveQueue,
   markPlain,
@@ -149,8 +150,12 @@ export class InMemoryRedisNode implements RedisNode {
     const now = performance.now();
     let deleted = 0;
     for (const key of keys) {
-      if (this.live(key, now)?.value === value && this.keys.delete(key)) {
-        deleted++;
+      const cur = this.live(key, now)?.value;
+      // As RELEASE_SCRIPT: a holder's release (not a cleanup) frees a key reserved for the
+      // waiters outside the queues too (their turn is over: it is one of theirs), not counted.
+      const theirs = cur === '\0r\0p' && !announce.endsWith(CLEANUP_MARK);
+      if ((cur === value || theirs) && this.keys.delete(key)) {
+        if (cur === value) deleted++;
         if (announce !== '') this.publish(key, announce);
       }
     }

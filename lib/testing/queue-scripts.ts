@@ -29,6 +29,12 @@ function ageArg(ms: number): number {
 const START_SLACK_MS = 10;
 
 /**
+ * release-notices.ts CLEANUP_MARK, restated: the end of a failed attempt's cleanup's announcement
+ * id. Such a release frees only its own writes (RELEASE_SCRIPT).
+ */
+export const CLEANUP_MARK = '~';
+
+/**
  * The scripts' `start`: a waiter's start on this server's clock, TIME − its age, or the
  * client's estimate (sent to the µs) where that is earlier, by at most START_SLACK_MS.
  */

@@ -42,19 +42,10 @@ export class HealthNode extends SimNode {
   listening(channel: string): boolean {
     return this.subscribers.has(channel);
   }
-  override async release(
-    keys: readonly string[],
-    value: string,
-    announce?: string,
-  ): Promise<number> {
-    const released = await super.release(keys, value);
-    if (released > 0 && announce !== undefined) {
-      for (const key of keys)
-        for (const notify of this.subscribers.get(key) ?? []) notify(announce);
-    }
-    return released;
-  }
-  /** Messages of the fair hand-off's scripts (HAND_OFF, ACQUIRE_QUEUED) reach subscribers too. */
+  /**
+   * Every script's messages reach subscribers as the script publishes them: a release's on each key
+   * it deleted (RELEASE_SCRIPT), the fair hand-off's (HAND_OFF, ACQUIRE_QUEUED) too.
+   */
   protected override publish(channel: string, message: string): void {
     for (const notify of this.subscribers.get(channel) ?? []) notify(message);
   }

@@ -10,6 +10,7 @@ import type {
 } from '../../lib';
 import {
   acquireQueued,
+  CLEANUP_MARK,
   handOff,
   leaveQueue,
   markPlain,
@@ -331,9 +332,12 @@ export class SimNode implements RedisNode {
     return this.command('release', keys, value, () => {
       let released = 0;
       for (const key of keys) {
-        if (this.live(key)?.value === value) {
+        const cur = this.live(key)?.value;
+        // As RELEASE_SCRIPT: a holder's release (not a cleanup) frees a key reserved for the
+        // plain waiters too, not counted.
+        if (cur === value || (cur === PLAIN_TURN && !(announce ?? '').endsWith(CLEANUP_MARK))) {
           this.store.delete(key);
-          released++;
+          if (cur === value) released++;
           // As RELEASE_SCRIPT: each deleted key announced on its own channel.
           if (announce !== undefined && announce !== '') this.publish(key, announce);
         }

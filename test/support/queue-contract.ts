@@ -714,4 +714,30 @@ export function queueContract(harness: () => QueueHarness): void {
     expect([await marked(a), await marked(b)]).toEqual([false, true]);
     expect(await h.get(a)).toBe('\0r\0p');
   });
+
+  it("a holder's release frees a key reserved for the waiters outside the queues, announced, not counted; a cleanup does not (issue 24 item 1)", async () => {
+    const h = harness();
+    if (h.plainMarks === false) return;
+    // Their turn was given on this node by a hand-off that landed after the plain waiter it was
+    // for was served through the other nodes: that waiter's release ends it here too.
+    const [a, b] = [names().key, names().key];
+    await h.put(a, '\0r\0p', 3_000);
+    await h.put(b, 'mine', 3_000);
+    expect(await h.node.release([a, b], 'mine', 'rel')).toBe(1);
+    expect([await h.get(a), await h.get(b)]).toEqual([null, null]);
+    await expectMessages(a, ['rel']);
+    await expectMessages(b, ['rel']);
+    // A failed attempt's cleanup (its id ends with CLEANUP_MARK) frees only its own writes.
+    const d = names().key;
+    await h.put(d, '\0r\0p', 3_000);
+    expect(await h.node.release([d], 'mine', 'x~')).toBe(0);
+    expect(await h.get(d)).toBe('\0r\0p');
+    await expectMessages(d, []);
+    // A group's reservation is not theirs: left as it was.
+    const c = names().key;
+    await h.put(c, '\0rg', 3_000);
+    expect(await h.node.release([c], 'mine', 'rel')).toBe(0);
+    expect(await h.get(c)).toBe('\0rg');
+    await expectMessages(c, []);
+  });
 }

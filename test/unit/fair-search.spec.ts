@@ -64,6 +64,26 @@ describe('fair search: schedules beyond the budget that found a defect, replayed
     );
     expect(result.violations).toEqual([]);
   });
+
+  // Found at B = 3 ("mixed fairness", stop 39): w0's hand-off landed late on s0, after the plain
+  // waiter w1 was served through s1 and s2, and reserved s0 for the plain waiters (w1's mark named
+  // w0) — for nobody: w1 held already. w1's release on s0 met the reservation, not its value, and
+  // left it; a late attempt of the fair w2, landed after its own cleanup, held s2. w2 had no quorum
+  // until s0's reservation ended: idle 326 ms. A holder's release (not a cleanup) now also frees a
+  // key reserved for the plain waiters (RELEASE_SCRIPT): a plain holder's release ends their
+  // turn, as a group's own release ends its reservation.
+  it("a plain holder's release frees a reservation for plain waiters (mixed fairness, 11:1 28:1 33:1)", async () => {
+    const scope = FAIR_SCOPES.find((s) => s.name === 'mixed fairness')!;
+    const result = await runOnce(
+      scope,
+      new Map([
+        [11, 1],
+        [28, 1],
+        [33, 1],
+      ]),
+    );
+    expect(result.violations).toEqual([]);
+  });
 });
 
 describe('fair search: the order of the default schedule', () => {

@@ -148,7 +148,7 @@ export async function acquireRound(
     (kind === 'ok' || kind === 'error' ? answered : unanswered).push(nodes[i]);
   }
   // Announced as a cleanup (release-notices.ts CLEANUP_MARK): it frees only this attempt's own
-  // writes, never a lock anyone held.
+  // writes, never a lock anyone held (nor a key reserved for the plain waiters: RELEASE_SCRIPT).
   const cleanup = () => (ctx.notify ? (ctx.releaseId ?? newReleaseId)() + CLEANUP_MARK : undefined);
   if (unanswered.length > 0) {
     void releaseRound(ctx, unanswered, keys, value, undefined, undefined, cleanup());

@@ -7,6 +7,7 @@ import {
 } from './queue-scripts';
 import { HORIZON_SCRIPT, RESTORE_FLOOR_SCRIPT, STANDING_SCRIPT } from './standing-scripts';
 import { HANDED_ON } from '../lease/owner-value';
+import { CLEANUP_MARK } from '../acquisition/release-notices';
 
 export type { LuaScript } from './lua-script';
 export {
@@ -190,15 +191,28 @@ return 1
 counts a release once however many nodes announce it (never the owner value, which would let
 a listener release the lock) — and waiters retry at once instead of at their next poll. `pcall`: a user whose ACL
  * forbids PUBLISH still releases (its waiters fall back to polling).
+ *
+ * A holder's release (not a failed attempt's cleanup: its id ends with CLEANUP_MARK) also frees
+ * a key reserved for the waiters outside the fair queues (`\0r\0p`), announced, not counted:
+ * this holder is one of them (a fair lock releases through HAND_OFF_SCRIPT), so their turn is
+ * over — as a group's own release ends its reservation. A fair hand-off that landed late on a
+ * node, after the plain waiter it reserved the key for was served through the others, left that
+ * node reserved for nobody until the reservation's lease ended (fair search at B = 3, "mixed
+ * fairness": the next fair head lacked a quorum 326 ms). A reservation is no owner value: freeing
+ * it meets no holder. A cleanup frees only its attempt's own writes: one whose attempt met the
+ * reservation as free but was blocked elsewhere would give their turn away, announced as a
+ * cleanup, which a fair head behind it does not count (simulation-multi-waiters seeds 5 and 262:
+ * the key free on every node for 209 ms and 217 ms, every head asleep).
  */
 export const RELEASE_SCRIPT = script(
   'release',
   `
 local released = 0
 for i = 1, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[1] then
+  local cur = redis.call('GET', KEYS[i])
+  if cur == ARGV[1] or (cur == '\\0r\\0p' and string.sub(ARGV[2], -1) ~= '${CLEANUP_MARK}') then
     redis.call('DEL', KEYS[i])
-    released = released + 1
+    if cur == ARGV[1] then released = released + 1 end
     if ARGV[2] ~= '' then redis.pcall('PUBLISH', KEYS[i], ARGV[2]) end
   end
 end
