@@ -50,6 +50,18 @@ local function start(time, age, estimate)
 end`;
 
 /**
+ * Lua that sets `into` to the start in the plain waiters' mark `m` (`started|holder`, scripts.ts
+ * plainMark; false for none) when the mark names `holder`, and leaves it as it was otherwise. The
+ * one parse of the mark, for the scripts that write it and those that carry and read it.
+ */
+export function markStart(m: string, holder: string, into: string): string {
+  return `if ${m} then
+  local bar = string.find(${m}, '|', 1, true)
+  if bar and string.sub(${m}, bar + 1) == ${holder} then ${into} = tonumber(string.sub(${m}, 1, bar - 1)) end
+end`;
+}
+
+/**
  * Lua: `named(m, holder)`, the start in the plain waiters' mark `m` (`started|holder`, scripts.ts
  * plainMark; false for none) when it names `holder`, else nil; and `carry(key, m, from, to)`: a
  * mark naming `from` follows the key to `to` (a swap, a reservation for a group, a claim of it, a
@@ -59,10 +71,9 @@ end`;
  */
 const CARRY_MARK = `
 local function named(m, holder)
-  if not m then return nil end
-  local bar = string.find(m, '|', 1, true)
-  if bar and string.sub(m, bar + 1) == holder then return tonumber(string.sub(m, 1, bar - 1)) end
-  return nil
+  local started = nil
+  ${markStart('m', 'holder', 'started')}
+  return started
 end
 local function carry(key, m, from, to)
   if named(m, from) then

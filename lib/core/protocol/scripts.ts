@@ -3,6 +3,7 @@ import {
   ACQUIRE_QUEUED_SCRIPT,
   HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
+  markStart,
   RESERVATION_PREFIX,
 } from './queue-scripts';
 import { HORIZON_SCRIPT, RESTORE_FLOOR_SCRIPT, STANDING_SCRIPT } from './standing-scripts';
@@ -51,10 +52,7 @@ if string.byte(${cur}, 1) == ${HANDED_ON_BYTE} or redis.call('EXISTS', ${key} ..
   local started = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000 - tonumber(${age})
   local m = redis.call('GET', p)
   local marked = math.huge
-  if m then
-    local bar = string.find(m, '|', 1, true)
-    if bar and string.sub(m, bar + 1) == ${cur} then marked = tonumber(string.sub(m, 1, bar - 1)) end
-  end
+  ${markStart('m', cur, 'marked')}
   local keep = math.max(redis.call('PTTL', ${key}), 0) + tonumber(${keep})
   if started < marked or redis.call('PTTL', p) < keep then
     redis.call('SET', p, string.format('%.3f', math.min(started, marked)) .. '|' .. ${cur}, 'PX', keep)
