@@ -47,22 +47,20 @@ describe('fair search: a reverted fix is found', () => {
 });
 
 describe('fair search: schedules beyond the budget that found a defect, replayed', () => {
+  /** `point:outcome …` as the search reports a schedule, run once in its scope. */
+  const replay = async (scopeName: string, schedule: string) => {
+    const scope = FAIR_SCOPES.find((s) => s.name === scopeName)!;
+    const deviations = schedule.split(' ').map((d) => d.split(':').map(Number) as [number, number]);
+    return runOnce(scope, new Map(deviations));
+  };
+
   // Found at B = 3 (FAIR_SEARCH_BUDGET=3, "mixed fairness"): the fair head's attempt took a node
   // it had not waited for (a late reply, cleaned up), two nodes held; the holder's release was
   // lost on one of them. The head waited for releases on both held nodes, and slept 990 ms, until
   // the lost release's lease ended, beside a free quorum. A head now needs what a quorum needs
   // beyond the nodes that did not answer "held" (fair-queue.ts `heard`).
   it('a head counts the nodes that did not answer "held" as possibly free (mixed fairness, 0:1 1:1 17:3)', async () => {
-    const scope = FAIR_SCOPES.find((s) => s.name === 'mixed fairness')!;
-    const result = await runOnce(
-      scope,
-      new Map([
-        [0, 1],
-        [1, 1],
-        [17, 3],
-      ]),
-    );
-    expect(result.violations).toEqual([]);
+    expect((await replay('mixed fairness', '0:1 1:1 17:3')).violations).toEqual([]);
   });
 
   // Found at B = 3 ("mixed fairness", stop 39): w0's hand-off landed late on s0, after the plain
@@ -73,16 +71,7 @@ describe('fair search: schedules beyond the budget that found a defect, replayed
   // key reserved for the plain waiters (RELEASE_SCRIPT): a plain holder's release ends their
   // turn, as a group's own release ends its reservation.
   it("a plain holder's release frees a reservation for plain waiters (mixed fairness, 11:1 28:1 33:1)", async () => {
-    const scope = FAIR_SCOPES.find((s) => s.name === 'mixed fairness')!;
-    const result = await runOnce(
-      scope,
-      new Map([
-        [11, 1],
-        [28, 1],
-        [33, 1],
-      ]),
-    );
-    expect(result.violations).toEqual([]);
+    expect((await replay('mixed fairness', '11:1 28:1 33:1')).violations).toEqual([]);
   });
 });
 
