@@ -16,6 +16,7 @@ import {
   handOff,
   leaveQueue,
   markPlain,
+  PLAIN_RESERVATION,
   SortedSets,
   type ScriptStore,
 } from './queue-scripts';
@@ -103,7 +104,7 @@ export class InMemoryRedisNode implements RedisNode {
     for (const key of keys) {
       const entry = this.live(key, now);
       // A waiter outside the queues takes a key reserved for it (issue 24 item 1).
-      if (wait !== undefined && entry?.value === '\0r\0p') continue;
+      if (wait !== undefined && entry?.value === PLAIN_RESERVATION) continue;
       if (entry !== undefined && entry.value !== value) {
         first ??= key;
         blockers++;
@@ -153,7 +154,7 @@ export class InMemoryRedisNode implements RedisNode {
       const cur = this.live(key, now)?.value;
       // As RELEASE_SCRIPT: a holder's release (not a cleanup) frees a key reserved for the
       // waiters outside the queues too (their turn is over: it is one of theirs), not counted.
-      const theirs = cur === '\0r\0p' && !announce.endsWith(CLEANUP_MARK);
+      const theirs = cur === PLAIN_RESERVATION && !announce.endsWith(CLEANUP_MARK);
       if ((cur === value || theirs) && this.keys.delete(key)) {
         if (cur === value) deleted++;
         if (announce !== '') this.publish(key, announce);

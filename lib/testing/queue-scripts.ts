@@ -155,6 +155,9 @@ const RESERVED = '\0r';
  */
 const PLAIN = '\0p';
 
+/** A key's value while a fair hand-off reserves it for the waiters outside the queues. */
+export const PLAIN_RESERVATION = RESERVED + PLAIN;
+
 /**
  * The suffix of the key marking a lock key's queue as possibly non-empty (issue 24 item 3): every
  * script that sets a queue's expiry writes it as long, and HAND_OFF_SCRIPT reads the queue only
@@ -182,7 +185,7 @@ export function plainWait(
 ): AcquireReply {
   const cur = store.get(key);
   if (cur === undefined) return { acquired: false, pttl: 0 };
-  if (cur === RESERVED + PLAIN) {
+  if (cur === PLAIN_RESERVATION) {
     store.set(key, value, ttl);
     return { acquired: true };
   }

@@ -4,6 +4,7 @@ import {
   HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
   markStart,
+  PLAIN_RESERVATION,
   RESERVATION_PREFIX,
 } from './queue-scripts';
 import { HORIZON_SCRIPT, RESTORE_FLOOR_SCRIPT, STANDING_SCRIPT } from './standing-scripts';
@@ -23,6 +24,8 @@ export {
 
 /** The byte a fair lock's owner value starts with (owner-value.ts HANDED_ON), as Lua's `string.byte` reads it. */
 const HANDED_ON_BYTE = HANDED_ON.charCodeAt(0);
+/** {@link PLAIN_RESERVATION} as a Lua string literal (its NULs escaped), for the scripts' compares. */
+const PLAIN_TURN = `'${PLAIN_RESERVATION.replace(/\0/g, '\\0')}'`;
 
 /**
  * Lua that marks `key` as waited for by acquisitions outside the fair queues (issue 24 item 1):
@@ -75,7 +78,7 @@ function blockingKeys(n: string, age: string, keep: string): string {
 local blocking, blockingValue, blockers = nil, nil, 0
 for i = 1, ${n} do
   local cur = redis.call('GET', KEYS[i])
-  if cur and not (${age} and cur == '\\0r\\0p') then
+  if cur and not (${age} and cur == ${PLAIN_TURN}) then
     if not ${age} then return {0, redis.call('PTTL', KEYS[i])} end
     blockers = blockers + 1
     if blockers == 1 then blocking, blockingValue = KEYS[i], cur end
@@ -138,7 +141,7 @@ export const PLAIN_WAIT_SCRIPT = script(
   `
 local cur = redis.call('GET', KEYS[1])
 if not cur then return {0, 0} end
-if cur == '\\0r\\0p' then
+if cur == ${PLAIN_TURN} then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return {1}
 end
@@ -208,7 +211,7 @@ export const RELEASE_SCRIPT = script(
 local released = 0
 for i = 1, #KEYS do
   local cur = redis.call('GET', KEYS[i])
-  if cur == ARGV[1] or (cur == '\\0r\\0p' and string.sub(ARGV[2], -1) ~= '${CLEANUP_MARK}') then
+  if cur == ARGV[1] or (cur == ${PLAIN_TURN} and string.sub(ARGV[2], -1) ~= '${CLEANUP_MARK}') then
     redis.call('DEL', KEYS[i])
     if cur == ARGV[1] then released = released + 1 end
     if ARGV[2] ~= '' then redis.pcall('PUBLISH', KEYS[i], ARGV[2]) end
@@ -296,7 +299,7 @@ export const PROBE_SCRIPT = script(
   'probe',
   `
 local cur = redis.call('GET', KEYS[1])
-if not cur or string.byte(cur, 1) == ${HANDED_ON_BYTE} or cur == '\\0r\\0p' then return -2 end
+if not cur or string.byte(cur, 1) == ${HANDED_ON_BYTE} or cur == ${PLAIN_TURN} then return -2 end
 return redis.call('PTTL', KEYS[1])
 `,
 );
