@@ -1,6 +1,7 @@
 import { LockNotAcquiredError, Redlock, type Lock } from '../../lib';
 import { markQueued } from '../../lib/testing/queue-scripts';
-import { PubSubSimNode, type SimFault, type SimOp } from '../sim/sim-node';
+import type { Suspicion } from '../../lib/core/nodes/suspicion';
+import { PubSubSimNode, type SimDelivery, type SimFault, type SimOp } from '../sim/sim-node';
 import { SeededRandom } from '../sim/random';
 import { VirtualClock } from '../sim/virtual-clock';
 
@@ -14,7 +15,8 @@ import { VirtualClock } from '../sim/virtual-clock';
  * a budget B. Every command a manager sends a node and every announcement a node publishes to a
  * subscriber is a choice point: on time (the default), late (applied after the traffic of the
  * next few ms: a reorder), applied without a reply (the client times the node out), or lost
- * (never applied). The search runs every schedule with at most B deviations from the default
+ * (a command never applied; an announcement lost with its subscriber's connection, whose drop
+ * the subscriber hears, as from Redis and the adapters). The search runs every schedule with at most B deviations from the default
  * (delay-bounded search: complete for the scope, no sampling): each run records its choice points,
  * and each point after the last deviation is tried with each other outcome. The code is
  * deterministic given the choices (virtual time, seeded draws), so a schedule is replayed from
@@ -26,7 +28,7 @@ import { VirtualClock } from '../sim/virtual-clock';
  *   resources held by a valid lock — a wait that protects nothing (a reservation nobody claims,
  *   a lost turn or wake-up). Once a reply, command or announcement was lost, a waiter may fall
  *   back to polling: one retry delay more, unless a reservation its group can claim sits on a
- *   node. A key that holds an owner value no valid lock holds (a release lost, an attempt that
+ *   node its lock manager has not suspected hung within a retry delay. A key that holds an owner value no valid lock holds (a release lost, an attempt that
  *   landed after its own cleanup) on a majority of nodes counts as held: that is its lease's
  *   cost, not the queue's;
  * - `starved`: every waiter whose wait covers everyone ahead of it is served;
@@ -100,8 +102,20 @@ const COMMAND_OUTCOMES: readonly SimFault[] = [
   { applyDelay: ON_TIME, dropReply: true },
   { lose: true },
 ];
-/** Outcomes of an announcement to one subscriber: on time, late, lost. */
-const MESSAGE_OUTCOMES: readonly (readonly number[])[] = [[ON_TIME], [LATE], []];
+/**
+ * Outcomes of an announcement to one subscriber: on time, late, lost. Redis loses a published
+ * message only with the subscriber's connection, and the adapters report the drop (`onGap`: the
+ * waiters attempt again): a lost one is heard as a gap, `LATE` after it was sent. Until stop 41
+ * it was lost silently; then B = 3 ("dead group at the head", `15:1 51:3 53:2`) found a head
+ * asleep until the blocking lease ended beside a reservation for its group whose announcement
+ * (the only one: the other node's hand-off was lost) never came — what only a half-open subscriber
+ * connection could do, and architecture.md §5.8 bounds: the blocking key's lease.
+ */
+const MESSAGE_OUTCOMES: readonly ReturnType<SimDelivery>[] = [
+  [ON_TIME],
+  [LATE],
+  { gapAfter: LATE },
+];
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** The choices of one run: the deviations given, the arity of every point met. */
@@ -166,7 +180,7 @@ class ChoiceNode extends PubSubSimNode {
     this.delivery = (channel, message) => {
       const label = () => `${name} announces on ${alias(channel)}: ${alias(message)}`;
       const outcome = MESSAGE_OUTCOMES[chooser.next(MESSAGE_OUTCOMES.length, label)];
-      if (outcome.length === 0) lostInformation();
+      if ('gapAfter' in outcome) lostInformation();
       return outcome;
     };
   }
@@ -270,6 +284,8 @@ export async function runOnce(
   const live: Live[] = scope.waiters.map((spec, i) => ({ spec, name: `w${i}`, done: false }));
   const resourcesOf = (w: Live) => w.spec.resources ?? ['a'];
   const idleSince = new Map<string, number>();
+  /** When each lock manager (m × 3 + node) last suspected each node hung. */
+  const suspectedAt = new Map<number, number>();
 
   clock.onStep = () => {
     const now = clock.now();
@@ -281,6 +297,11 @@ export async function runOnce(
           violate('one-holder', `${holders[i].name} and ${holders[j].name} both hold ${shared}`);
       }
     }
+    managers.forEach((manager, m) =>
+      nodes.forEach((node, i) => {
+        if (suspects(manager, node)) suspectedAt.set(m * nodes.length + i, now);
+      }),
+    );
     // Dead weight: an owner value no valid lock holds (its release was lost, or its attempt
     // landed after its own cleanup): nobody can take the key there before its lease ends. On a
     // majority of nodes, that is the lease's cost (architecture.md §5.1), not the queue's.
@@ -297,12 +318,17 @@ export async function runOnce(
     // waiters outside the queues (`\0r\0p`): they are no group, nobody times their claim, and
     // after a loss they poll at the retry delay like any plain waiter (docs/fair-hand-off.md,
     // "Leaving"); the search found one whose claim's reply was lost on one node while its own
-    // cleanup freed the reservation on another, retrying 300 ms later.
-    const claimable = (resource: string) =>
-      nodes.some((node) => {
+    // cleanup freed the reservation on another, retrying 300 ms later. Nor one on a node the
+    // waiter's lock manager suspected hung within the last retry delay (issue 18: it sends that
+    // node nothing until a probe answers, every 250 ms, and its waiters find it back at their
+    // next attempt): suspicion's documented cost, one retry delay, which B = 3 found (`0:2 15:2
+    // 16:3` in "two fair managers", `0:2 18:2 19:3` in "gives up during a hand-off": 240 ms).
+    const claimable = (resource: string, manager: number) =>
+      nodes.some((node, i) => {
         const key = `redlock:${resource}`;
         const value = node.valueAt(key);
         return (
+          now - (suspectedAt.get(manager * nodes.length + i) ?? -Infinity) > RETRY_DELAY &&
           value !== undefined &&
           value.startsWith(RESERVED) &&
           value !== `${RESERVED}dead` &&
@@ -325,7 +351,9 @@ export async function runOnce(
       const since = idleSince.get(w.name) ?? now;
       idleSince.set(w.name, since);
       const bound =
-        !lost || resourcesOf(w).some(claimable) ? scope.idleMs : scope.idleMs + RETRY_DELAY;
+        !lost || resourcesOf(w).some((r) => claimable(r, w.spec.manager))
+          ? scope.idleMs
+          : scope.idleMs + RETRY_DELAY;
       if (now - since > bound) {
         violate(
           'idle',
@@ -386,6 +414,12 @@ export async function runOnce(
     violate('hang', `close() did not finish: ${String(error)}`);
   }
   return { arities: chooser.arities, violations };
+}
+
+/** Whether `manager` suspects `node` hung now (lib/core/nodes/suspicion.ts; internal state). */
+function suspects(manager: Redlock, node: ChoiceNode): boolean {
+  const { parts } = manager as unknown as { parts: { suspicion: Suspicion } };
+  return parts.suspicion.isSuspected(node);
 }
 
 const describeSchedule = (deviations: ReadonlyMap<number, number>) =>

@@ -545,8 +545,16 @@ export class SimNode implements RedisNode {
   }
 }
 
-/** When and how often one published message reaches one subscriber: delays in virtual ms. */
-export type SimDelivery = (channel: string, message: string) => readonly number[];
+/**
+ * When and how often one published message reaches one subscriber: delays in virtual ms (none:
+ * dropped silently, as on a half-open connection), or `gapAfter`: dropped with the subscriber's
+ * connection, whose drop the subscriber hears that many ms later (its `onGap`), as Redis loses a
+ * message on a connection that stays up never (a full output buffer closes it too).
+ */
+export type SimDelivery = (
+  channel: string,
+  message: string,
+) => readonly number[] | { readonly gapAfter: number };
 
 /**
  * A {@link SimNode} with pub/sub: a message a script publishes reaches each subscriber of its
@@ -587,7 +595,13 @@ export class PubSubSimNode extends SimNode {
 
   protected override publish(channel: string, message: string): void {
     for (const subscriber of this.subscribers.get(channel) ?? []) {
-      for (const delay of this.delivery?.(channel, message) ?? [0]) {
+      const delivery = this.delivery?.(channel, message) ?? [0];
+      if ('gapAfter' in delivery) {
+        const { onGap } = subscriber;
+        if (onGap !== undefined) this.clock.setTimer(onGap, delivery.gapAfter);
+        continue;
+      }
+      for (const delay of delivery) {
         this.clock.setTimer(() => subscriber.onMessage(message), delay);
       }
     }

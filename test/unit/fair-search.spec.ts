@@ -73,6 +73,16 @@ describe('fair search: schedules beyond the budget that found a defect, replayed
   it("a plain holder's release frees a reservation for plain waiters (mixed fairness, 11:1 28:1 33:1)", async () => {
     expect((await replay('mixed fairness', '11:1 28:1 33:1')).violations).toEqual([]);
   });
+
+  // Found at B = 3 ("dead group at the head", stop 40): w2's hand-off was lost on s1 (its lease
+  // stays there) and reserved s2 for w1's group, whose only announcement was lost; w1, listening,
+  // slept until the lease it had read ended (990 ms) beside s0 free and s2 reserved for it. The
+  // search lost the announcement silently, which Redis does not: a subscriber misses a message
+  // only with its connection, and the adapters report the drop (onGap), which wakes the head. The
+  // search's lost announcement is now heard as a gap (fair-search.ts MESSAGE_OUTCOMES).
+  it('a head whose announcement was lost with its connection claims its reservation (dead group at the head, 15:1 51:3 53:2)', async () => {
+    expect((await replay('dead group at the head', '15:1 51:3 53:2')).violations).toEqual([]);
+  });
 });
 
 describe('fair search: the order of the default schedule', () => {
