@@ -150,6 +150,8 @@ class ChoiceNode extends PubSubSimNode {
   private readonly stuck = new Map<string, string>();
   /** Groups whose queued attempt (a claim) this node never got. */
   readonly lostClaims = new Set<string>();
+  /** Groups whose leave this node applied and which it then held no reservation for. */
+  private readonly left = new Set<string>();
   /** The group of the queued attempt being sent (set around the call that asks the chooser). */
   private claiming: string | undefined;
 
@@ -183,6 +185,29 @@ class ChoiceNode extends PubSubSimNode {
       if ('gapAfter' in outcome) lostInformation();
       return outcome;
     };
+  }
+
+  /**
+   * Whether `key` is reserved for `group` here after this node applied the group's leave (which
+   * left no reservation for it): a late attempt of the group landed after its leave and queued
+   * it again, and a hand-off reserved the key for it — for nobody, until that reservation's lease
+   * ends (issue 24 item 2: within one handOffLease when the turn cannot be passed on). Two
+   * commands of one lock manager to one node travel one connection, in order, so this takes a
+   * reorder only a connection replaced while the old one's bytes were still on the way could
+   * make; the search reorders freely, for safety's sake.
+   */
+  requeuedAfterLeave(key: string, group: string): boolean {
+    return this.left.has(group) && this.valueAt(key) === RESERVED + group;
+  }
+
+  protected override applyLeave(
+    ...[queueKey, group, pass]: Parameters<PubSubSimNode['leaveQueue']>
+  ): void {
+    super.applyLeave(queueKey, group, pass);
+    // A leave that kept its group's reservation (the mutant below) is no excuse.
+    if (this.valueAt(queueKey.slice(0, -QUEUE_SUFFIX.length)) !== RESERVED + group) {
+      this.left.add(group);
+    }
   }
 
   /** Whether `key` still holds the reservation a lost leave left on it. */
@@ -314,26 +339,31 @@ export async function runOnce(
       }).length >
         nodes.length - 2;
     // A reservation its group can claim (not a dead group's, nor one whose claim or leave was
-    // lost on the way): it is to be claimed within the idle bound, faults or not. Not one for the
+    // lost on the way, or whose leave a late attempt of its own overtook): it is to be claimed within the idle bound, faults or not. Not one for the
     // waiters outside the queues (`\0r\0p`): they are no group, nobody times their claim, and
     // after a loss they poll at the retry delay like any plain waiter (docs/fair-hand-off.md,
     // "Leaving"); the search found one whose claim's reply was lost on one node while its own
-    // cleanup freed the reservation on another, retrying 300 ms later. Nor one on a node the
-    // waiter's lock manager suspected hung within the last retry delay (issue 18: it sends that
-    // node nothing until a probe answers, every 250 ms, and its waiters find it back at their
-    // next attempt): suspicion's documented cost, one retry delay, which B = 3 found (`0:2 15:2
-    // 16:3` in "two fair managers", `0:2 18:2 19:3` in "gives up during a hand-off": 240 ms).
-    const claimable = (resource: string, manager: number) =>
+    // cleanup freed the reservation on another, retrying 300 ms later. Nor one on a node that
+    // the lock manager of the group it names suspected hung within the last retry delay (issue
+    // 18: it sends that node nothing until a probe answers, every 250 ms, and its head finds the
+    // node back at its next attempt): suspicion's documented cost, one retry delay, which B = 3
+    // found (`0:2 15:2 16:3` and `0:3 8:2 12:3` in "two fair managers", `0:2 18:2 19:3` in
+    // "gives up during a hand-off": 240-250 ms).
+    const claimable = (resource: string) =>
       nodes.some((node, i) => {
         const key = `redlock:${resource}`;
         const value = node.valueAt(key);
+        const claimant =
+          value === undefined ? -1 : managers.findIndex((m) => groupOf(m, key) === value.slice(2));
         return (
-          now - (suspectedAt.get(manager * nodes.length + i) ?? -Infinity) > RETRY_DELAY &&
+          (claimant < 0 ||
+            now - (suspectedAt.get(claimant * nodes.length + i) ?? -Infinity) > RETRY_DELAY) &&
           value !== undefined &&
           value.startsWith(RESERVED) &&
           value !== `${RESERVED}dead` &&
           value !== `${RESERVED}\0p` &&
           !node.lostClaims.has(value.slice(2)) &&
+          !node.requeuedAfterLeave(key, value.slice(2)) &&
           !node.isStuck(key)
         );
       });
@@ -351,9 +381,7 @@ export async function runOnce(
       const since = idleSince.get(w.name) ?? now;
       idleSince.set(w.name, since);
       const bound =
-        !lost || resourcesOf(w).some((r) => claimable(r, w.spec.manager))
-          ? scope.idleMs
-          : scope.idleMs + RETRY_DELAY;
+        !lost || resourcesOf(w).some(claimable) ? scope.idleMs : scope.idleMs + RETRY_DELAY;
       if (now - since > bound) {
         violate(
           'idle',
@@ -416,10 +444,22 @@ export async function runOnce(
   return { arities: chooser.arities, violations };
 }
 
-/** Whether `manager` suspects `node` hung now (lib/core/nodes/suspicion.ts; internal state). */
+/** The internal parts the properties read (lib/core/manager/parts.ts). */
+const partsOf = (manager: Redlock) =>
+  (
+    manager as unknown as {
+      parts: { suspicion: Suspicion; fair?: { lines: Map<string, { group: string }> } };
+    }
+  ).parts;
+
+/** Whether `manager` suspects `node` hung now (lib/core/nodes/suspicion.ts). */
 function suspects(manager: Redlock, node: ChoiceNode): boolean {
-  const { parts } = manager as unknown as { parts: { suspicion: Suspicion } };
-  return parts.suspicion.isSuspected(node);
+  return partsOf(manager).suspicion.isSuspected(node);
+}
+
+/** The group `manager` queues its waiters for `key` in now (fair-queue.ts), if it has any. */
+function groupOf(manager: Redlock, key: string): string | undefined {
+  return partsOf(manager).fair?.lines.get(key)?.group;
 }
 
 const describeSchedule = (deviations: ReadonlyMap<number, number>) =>

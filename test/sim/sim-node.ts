@@ -397,8 +397,13 @@ export class SimNode implements RedisNode {
   /** LEAVE_QUEUE_SCRIPT (fair hand-off). */
   leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
     return this.command('leaveQueue', [queueKey], group, () =>
-      leaveQueue(this.scripts, queueKey, group, pass),
+      this.applyLeave(queueKey, group, pass),
     );
+  }
+
+  /** LEAVE_QUEUE_SCRIPT as the node applies it (a search's node records what it left). */
+  protected applyLeave(queueKey: string, group: string, pass?: LeaveRequest): void {
+    leaveQueue(this.scripts, queueKey, group, pass);
   }
 
   /** HORIZON_SCRIPT: raises the horizons filed under `runIds`; writes the marker once. */
