@@ -467,8 +467,12 @@ const describeSchedule = (deviations: ReadonlyMap<number, number>) =>
     ? 'default'
     : [...deviations].map(([point, outcome]) => `${point}:${outcome}`).join(' ');
 
+/** How many violating schedules a search reports per property. */
+const REPORTED = 5;
+
 /**
- * Every schedule of `scope` with at most `scope.budget` deviations (or `budget`), depth-first.
+ * Every schedule of `scope` with at most `scope.budget` deviations (or `budget`), depth-first;
+ * up to five violating schedules per property are reported.
  * `stopAtFirst`: return at the first violation (a mutant found).
  */
 export async function searchFair(
@@ -478,7 +482,7 @@ export async function searchFair(
   const started = Date.now();
   const budget = options.budget ?? scope.budget;
   const violations: FairViolation[] = [];
-  const found = new Set<string>();
+  const found = new Map<string, number>();
   let runs = 0;
   let points = 0;
   const visit = async (
@@ -490,8 +494,10 @@ export async function searchFair(
     runs++;
     if (deviations.size === 0) points = result.arities.length;
     for (const v of result.violations) {
-      if (found.has(v.property)) continue;
-      found.add(v.property);
+      // Up to REPORTED schedules per property: a property's first finding must not hide others.
+      const seen = found.get(v.property) ?? 0;
+      if (seen >= REPORTED) continue;
+      found.set(v.property, seen + 1);
       violations.push({ ...v, schedule: describeSchedule(deviations) });
       if (options.stopAtFirst === true) return true;
     }
