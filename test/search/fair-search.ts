@@ -141,17 +141,19 @@ const OUTCOME_NAMES: Record<number, readonly string[]> = {
 
 /**
  * A sim node whose commands and announcements take the chooser's outcomes. It remembers what a
- * lost command left that its sender cannot know of, which the idle property excuses: a lost leave
- * leaves its group's reservation until that short lease ends (`isStuck`), and a lost claim leaves
- * a reservation its group does not know is still up (`lostClaims`).
+ * lost or overtaken command left that its sender cannot know of, which the idle property excuses:
+ * a group whose leave did not take effect here stays queued, and a reservation for it waits for
+ * nobody until that short lease ends (`reservedForDeparted`); a lost claim leaves a reservation
+ * its group does not know is still up (`lostClaims`).
  */
 class ChoiceNode extends PubSubSimNode {
-  /** Per key, the reservation a lost leave left on it. */
-  private readonly stuck = new Map<string, string>();
   /** Groups whose queued attempt (a claim) this node never got. */
   readonly lostClaims = new Set<string>();
-  /** Groups whose leave this node applied and which it then held no reservation for. */
-  private readonly left = new Set<string>();
+  /**
+   * Groups that left, whose leave this node lost, or applied holding no reservation for them
+   * (a leave that kept one is the mutant below, no excuse).
+   */
+  private readonly departed = new Set<string>();
   /** The group of the queued attempt being sent (set around the call that asks the chooser). */
   private claiming: string | undefined;
 
@@ -169,10 +171,8 @@ class ChoiceNode extends PubSubSimNode {
       const label = () => `${name} ${op} ${keys.map(alias).join(',')} ${alias(value)}`;
       const outcome = COMMAND_OUTCOMES[chooser.next(COMMAND_OUTCOMES.length, label)];
       if (outcome.lose === true) {
-        if (op === 'leaveQueue') {
-          const key = keys[0].slice(0, -QUEUE_SUFFIX.length);
-          if (this.valueAt(key) === RESERVED + value) this.stuck.set(key, RESERVED + value);
-        } else if (op === 'acquireQueued' && this.claiming !== undefined) {
+        if (op === 'leaveQueue') this.departed.add(value);
+        else if (op === 'acquireQueued' && this.claiming !== undefined) {
           this.lostClaims.add(this.claiming);
         }
       }
@@ -188,16 +188,16 @@ class ChoiceNode extends PubSubSimNode {
   }
 
   /**
-   * Whether `key` is reserved for `group` here after this node applied the group's leave (which
-   * left no reservation for it): a late attempt of the group landed after its leave and queued
-   * it again, and a hand-off reserved the key for it — for nobody, until that reservation's lease
-   * ends (issue 24 item 2: within one handOffLease when the turn cannot be passed on). Two
-   * commands of one lock manager to one node travel one connection, in order, so this takes a
-   * reorder only a connection replaced while the old one's bytes were still on the way could
-   * make; the search reorders freely, for safety's sake.
+   * Whether `key` is reserved here for a group that left: its leave was lost (it stays queued
+   * here), or a late attempt of it landed after its leave and queued it again (one lock
+   * manager's commands to one node travel one connection, in order, so that reorder takes a
+   * connection replaced while the old one's bytes were still on the way; the search reorders
+   * freely, for safety's sake). A hand-off then reserves the key for nobody, until that lease
+   * ends: issue 24 item 2's bound when the turn cannot be passed on (one handOffLease).
    */
-  requeuedAfterLeave(key: string, group: string): boolean {
-    return this.left.has(group) && this.valueAt(key) === RESERVED + group;
+  reservedForDeparted(key: string): boolean {
+    const value = this.valueAt(key);
+    return value?.startsWith(RESERVED) === true && this.departed.has(value.slice(RESERVED.length));
   }
 
   protected override applyLeave(
@@ -206,14 +206,8 @@ class ChoiceNode extends PubSubSimNode {
     super.applyLeave(queueKey, group, pass);
     // A leave that kept its group's reservation (the mutant below) is no excuse.
     if (this.valueAt(queueKey.slice(0, -QUEUE_SUFFIX.length)) !== RESERVED + group) {
-      this.left.add(group);
+      this.departed.add(group);
     }
-  }
-
-  /** Whether `key` still holds the reservation a lost leave left on it. */
-  isStuck(key: string): boolean {
-    const value = this.stuck.get(key);
-    return value !== undefined && this.valueAt(key) === value;
   }
 
   override acquireQueued(
@@ -338,11 +332,11 @@ export async function runOnce(
         return value !== undefined && !value.startsWith(RESERVED) && !valid.has(value);
       }).length >
         nodes.length - 2;
-    // A reservation its group can claim (not a dead group's, nor one whose claim or leave was
-    // lost on the way, or whose leave a late attempt of its own overtook): it is to be claimed within the idle bound, faults or not. Not one for the
-    // waiters outside the queues (`\0r\0p`): they are no group, nobody times their claim, and
-    // after a loss they poll at the retry delay like any plain waiter (docs/fair-hand-off.md,
-    // "Leaving"); the search found one whose claim's reply was lost on one node while its own
+    // A reservation its group can claim (not a dead group's, nor one whose claim was lost on the
+    // way, nor one for a group that left: reservedForDeparted): it is to be claimed within the
+    // idle bound, faults or not. Not one for the waiters outside the queues (`\0r\0p`): they
+    // are no group, nobody times their claim, and after a loss they poll at the retry delay like
+    // any plain waiter (docs/fair-hand-off.md, "Leaving"); the search found one whose claim's reply was lost on one node while its own
     // cleanup freed the reservation on another, retrying 300 ms later. Nor one on a node that
     // the lock manager of the group it names suspected hung within the last retry delay (issue
     // 18: it sends that node nothing until a probe answers, every 250 ms, and its head finds the
@@ -363,8 +357,7 @@ export async function runOnce(
           value !== `${RESERVED}dead` &&
           value !== `${RESERVED}\0p` &&
           !node.lostClaims.has(value.slice(2)) &&
-          !node.requeuedAfterLeave(key, value.slice(2)) &&
-          !node.isStuck(key)
+          !node.reservedForDeparted(key)
         );
       });
     // Per waiter: idle while none of what it waits for is held (or dead weight).
