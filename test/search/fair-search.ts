@@ -305,6 +305,8 @@ export async function runOnce(
   const idleSince = new Map<string, number>();
   /** When each lock manager (m × 3 + node) last suspected each node hung. */
   const suspectedAt = new Map<number, number>();
+  /** Each group's lock manager, kept after its line closed (a reservation may outlive it). */
+  const groupOwner = new Map<string, number>();
 
   clock.onStep = () => {
     const now = clock.now();
@@ -316,11 +318,15 @@ export async function runOnce(
           violate('one-holder', `${holders[i].name} and ${holders[j].name} both hold ${shared}`);
       }
     }
-    managers.forEach((manager, m) =>
+    managers.forEach((manager, m) => {
       nodes.forEach((node, i) => {
         if (suspects(manager, node)) suspectedAt.set(m * nodes.length + i, now);
-      }),
-    );
+      });
+      for (const resource of ['a', 'b']) {
+        const group = groupOf(manager, `redlock:${resource}`);
+        if (group !== undefined) groupOwner.set(group, m);
+      }
+    });
     // Dead weight: an owner value no valid lock holds (its release was lost, or its attempt
     // landed after its own cleanup): nobody can take the key there before its lease ends. On a
     // majority of nodes, that is the lease's cost (architecture.md §5.1), not the queue's.
@@ -347,10 +353,9 @@ export async function runOnce(
       nodes.some((node, i) => {
         const key = `redlock:${resource}`;
         const value = node.valueAt(key);
-        const claimant =
-          value === undefined ? -1 : managers.findIndex((m) => groupOf(m, key) === value.slice(2));
+        const claimant = value === undefined ? undefined : groupOwner.get(value.slice(2));
         return (
-          (claimant < 0 ||
+          (claimant === undefined ||
             now - (suspectedAt.get(claimant * nodes.length + i) ?? -Infinity) > RETRY_DELAY) &&
           value !== undefined &&
           value.startsWith(RESERVED) &&
