@@ -90,6 +90,8 @@ export interface FairSearchResult {
 const TTL = 1_000;
 const NODE_TIMEOUT = 20;
 const RETRY_DELAY = 300;
+/** The default `handOffLease`: 2 × `nodeTimeout` + `retryDelay` (options.ts). */
+const HAND_OFF_LEASE = 2 * NODE_TIMEOUT + RETRY_DELAY;
 /** A late command or announcement arrives this long after it was sent (virtual ms). */
 const LATE = 3;
 const ON_TIME = 0.2;
@@ -303,6 +305,8 @@ export async function runOnce(
   const live: Live[] = scope.waiters.map((spec, i) => ({ spec, name: `w${i}`, done: false }));
   const resourcesOf = (w: Live) => w.spec.resources ?? ['a'];
   const idleSince = new Map<string, number>();
+  /** Waiters whose idle spell met a reservation for a group that left (see the bound). */
+  const behindDeparted = new Set<string>();
   /** When each lock manager (m × 3 + node) last suspected each node hung. */
   const suspectedAt = new Map<number, number>();
   /** Each group's lock manager, kept after its line closed (a reservation may outlive it). */
@@ -374,12 +378,21 @@ export async function runOnce(
         now < w.startedAt + w.spec.wait;
       if (!waiting || resourcesOf(w).some(blocked)) {
         idleSince.delete(w.name);
+        behindDeparted.delete(w.name);
         continue;
       }
       const since = idleSince.get(w.name) ?? now;
       idleSince.set(w.name, since);
+      // After a loss: one retry delay more, or, where a group that left held a reservation during
+      // this spell, that reservation's lease (issue 24 item 2: within one handOffLease when it
+      // cannot pass it on).
+      if (resourcesOf(w).some((r) => nodes.some((n) => n.reservedForDeparted(`redlock:${r}`)))) {
+        behindDeparted.add(w.name);
+      }
       const bound =
-        !lost || resourcesOf(w).some(claimable) ? scope.idleMs : scope.idleMs + RETRY_DELAY;
+        !lost || resourcesOf(w).some(claimable)
+          ? scope.idleMs
+          : scope.idleMs + (behindDeparted.has(w.name) ? HAND_OFF_LEASE : RETRY_DELAY);
       if (now - since > bound) {
         violate(
           'idle',
