@@ -16,21 +16,22 @@ import { VirtualClock } from '../sim/virtual-clock';
  * subscriber is a choice point: on time (the default), late (applied after the traffic of the
  * next few ms: a reorder), applied without a reply (the client times the node out), or lost
  * (a command never applied; an announcement lost with its subscriber's connection, whose drop
- * the subscriber hears, as from Redis and the adapters). The search runs every schedule with at most B deviations from the default
- * (delay-bounded search: complete for the scope, no sampling): each run records its choice points,
- * and each point after the last deviation is tried with each other outcome. The code is
- * deterministic given the choices (virtual time, seeded draws), so a schedule is replayed from
- * its deviations alone.
+ * the subscriber hears, as from Redis and the adapters). The search runs every schedule with at
+ * most B deviations from the default (delay-bounded search: complete for the scope, no
+ * sampling): each run records its choice points, and each point after the last deviation is
+ * tried with each other outcome. The code is deterministic given the choices (virtual time,
+ * seeded draws), so a schedule is replayed from its deviations alone.
  *
  * Properties, checked at every step of every run:
  * - `one-holder`: no resource held by two valid locks;
  * - `idle`: no waiter, within its wait, for longer than the scope's `idleMs` with none of its
  *   resources held by a valid lock — a wait that protects nothing (a reservation nobody claims,
  *   a lost turn or wake-up). Once a reply, command or announcement was lost, a waiter may fall
- *   back to polling: one retry delay more, unless a reservation its group can claim sits on a
- *   node its lock manager has not suspected hung within a retry delay. A key that holds an owner value no valid lock holds (a release lost, an attempt that
- *   landed after its own cleanup) on a majority of nodes counts as held: that is its lease's
- *   cost, not the queue's;
+ *   back to polling: one retry delay more (one handOffLease behind a reservation for a group
+ *   that left), unless a reservation its group can claim sits on a node its group's lock
+ *   manager has not suspected hung within a retry delay. A key that holds an owner value no
+ *   valid lock holds (a release lost, an attempt that landed after its own cleanup) on a
+ *   majority of nodes counts as held: that is its lease's cost, not the queue's;
  * - `starved`: every waiter whose wait covers everyone ahead of it is served;
  * - `late-grant`: no lock granted after its wait ended (plus a node timeout for the attempt
  *   in flight);
@@ -346,8 +347,9 @@ export async function runOnce(
     // way, nor one for a group that left: reservedForDeparted): it is to be claimed within the
     // idle bound, faults or not. Not one for the waiters outside the queues (`\0r\0p`): they
     // are no group, nobody times their claim, and after a loss they poll at the retry delay like
-    // any plain waiter (docs/fair-hand-off.md, "Leaving"); the search found one whose claim's reply was lost on one node while its own
-    // cleanup freed the reservation on another, retrying 300 ms later. Nor one on a node that
+    // any plain waiter (docs/fair-hand-off.md, "Leaving"); the search found one whose claim's
+    // reply was lost on one node while its own cleanup freed the reservation on another,
+    // retrying 300 ms later. Nor one on a node that
     // the lock manager of the group it names suspected hung within the last retry delay (issue
     // 18: it sends that node nothing until a probe answers, every 250 ms, and its head finds the
     // node back at its next attempt): suspicion's documented cost, one retry delay, which B = 3
