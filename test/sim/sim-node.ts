@@ -16,12 +16,11 @@ import {
   markPlain,
   SortedSets,
   type ScriptStore,
+  PLAIN_RESERVATION as PLAIN_TURN,
 } from '../../lib/testing/queue-scripts';
 import { fleetId, standingKeys } from '../../lib/core/membership/standing';
 import type { NodeStanding, StandingKeys } from '../../lib/core/nodes/node';
 
-/** A key reserved for the waiters outside the queues (HAND_OFF_SCRIPT). */
-const PLAIN_TURN = '\0r\0p';
 import type { VirtualClock } from './virtual-clock';
 
 /** The operations of the node port. */
@@ -553,8 +552,8 @@ export class SimNode implements RedisNode {
 /**
  * When and how often one published message reaches one subscriber: delays in virtual ms (none:
  * dropped silently, as on a half-open connection), or `gapAfter`: dropped with the subscriber's
- * connection, whose drop the subscriber hears that many ms later (its `onGap`), as Redis loses a
- * message on a connection that stays up never (a full output buffer closes it too).
+ * connection, whose drop the subscriber hears that many ms later (its `onGap`): Redis never loses
+ * a message on a connection that stays up (a full output buffer closes it too).
  */
 export type SimDelivery = (
   channel: string,
