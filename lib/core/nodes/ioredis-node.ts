@@ -64,6 +64,8 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
   private subscriber?: Redis;
   /** The latest connection error of a client we own, until it is ready again: why it is down. */
   private connectError?: unknown;
+  /** Whether the connection closed since it was last ready (isDown). */
+  private lost = false;
 
   constructor(
     /** The ioredis client. */
@@ -77,7 +79,11 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
     // Only on a client we own: an error listener on a caller's client would change how their
     // app sees its errors.
     if (owned) client.on('error', (error: Error) => (this.connectError = error));
-    client.on('ready', () => (this.connectError = undefined));
+    client.on('ready', () => {
+      this.connectError = undefined;
+      this.lost = false;
+    });
+    client.on('close', () => (this.lost = true));
   }
 
   get isReady(): boolean {
@@ -86,7 +92,11 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
 
   get isDown(): boolean {
     const status = this.client.status;
-    return status === 'reconnecting' || status === 'close' || status === 'end';
+    if (status === 'ready') return false;
+    // After a loss, down until ready again: every reconnect attempt passes through `connecting`
+    // (and `connect` until the ready check answers), and a reading taken then must not say "up"
+    // (it restarted membership's "silent for a second" clock: restart-findings-6d (e)).
+    return this.lost || status === 'reconnecting' || status === 'close' || status === 'end';
   }
 
   get lastConnectError(): unknown {
