@@ -3,7 +3,7 @@
 // hand-written Redlock measured in the same run; contenders interleaved within each repeat,
 // medians over repeats. Run from the repository root: npm run bench [-- --quick]
 // Options: --quick, --repeats N, --concurrency 1,16,64, --s2-repeats N, --fault-repeats N,
-// --s5-seconds N, --s5-loads 0.7,0.95, --only s1,s2,s2-shipped,s3,s4,s5,s6,micro,
+// --s5-seconds N, --s5-warmup N (seconds, not measured), --s5-loads 0.7,0.95, --only s1,s2,s2-shipped,s3,s4,s5,s6,micro,
 // --waiters 1000,5000,20000 (S6's K),
 // --contenders a,b (keys of CONTENDERS in lib/adapters.mjs); BENCH_DIST=dir picks another build.
 import { execFileSync } from 'node:child_process';
@@ -53,6 +53,7 @@ const config = {
   // S5: open-loop contention; hold 20 ms (capacity ≈ 1 / 21 ms), waits up to 20 s.
   s5: {
     durationMs: Number(option('--s5-seconds', quick ? 15 : 60)) * 1000,
+    warmupMs: Number(option('--s5-warmup', 3)) * 1000,
     loads: option('--s5-loads', '0.7,0.95').split(',').map(Number),
     holdMs: 20,
     wait: 20_000,

@@ -7,6 +7,7 @@
 // without bench/node_modules.
 import process from 'node:process';
 import { setTimeout as delay } from 'node:timers/promises';
+import { setTimeout } from 'node:timers';
 
 /** mulberry32: a small seeded generator, so both runs of a contender see comparable arrivals. */
 function random(a) {
@@ -22,9 +23,10 @@ function random(a) {
 /**
  * Runs one worker's arrivals and reports them to the parent (`process.send`): `acquire(resource)`
  * resolves with a handle to release, or rejects when not acquired. Tells the parent it is ready,
- * waits for `{ goAt }`, and sends `{ cpuUs, requests }` (times as decimal strings of hrtime ns).
+ * waits for `{ goAt }`, and sends `{ cpuUs, requests }` (times as decimal strings of hrtime ns);
+ * `cpuUs` counts from `warmupMs` after the start (the unmeasured warm-up: s5.mjs).
  */
-export async function openLoopWorker(acquire, { rate, durationMs, holdMs, seed }) {
+export async function openLoopWorker(acquire, { rate, durationMs, holdMs, seed, warmupMs = 0 }) {
   const next = random(seed);
   process.send({ ready: true });
   const { goAt } = await new Promise((resolve) => process.once('message', resolve));
@@ -33,7 +35,8 @@ export async function openLoopWorker(acquire, { rate, durationMs, holdMs, seed }
 
   const requests = [];
   const inflight = [];
-  const cpu0 = process.cpuUsage();
+  let cpu0 = process.cpuUsage();
+  setTimeout(() => (cpu0 = process.cpuUsage()), warmupMs);
   let at = 0; // ms after start of the next arrival
   for (;;) {
     at += -Math.log(1 - next()) * (1000 / rate);

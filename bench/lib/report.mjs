@@ -492,7 +492,7 @@ export function markdown(s, meta) {
     const c = meta.config.s5;
     parts.push(
       '',
-      `## S5 — open-loop contention: 2 processes, Poisson arrivals on one resource, hold ${c.holdMs} ms (${f(s.s5HoldAloneMs, 2)} ms measured alone; capacity 1 / (that + 1 ms) = ${f(s.s5[0]?.capacity, 1)}/s), ${c.durationMs / 1000} s per run, wait ≤ ${c.wait / 1000} s`,
+      `## S5 — open-loop contention: 2 processes, Poisson arrivals on one resource, hold ${c.holdMs} ms (${f(s.s5HoldAloneMs, 2)} ms measured alone; capacity 1 / (that + 1 ms) = ${f(s.s5[0]?.capacity, 1)}/s), ${c.durationMs / 1000} s per run after ${(c.warmupMs ?? 0) / 1000} s of unmeasured warm-up, wait ≤ ${c.wait / 1000} s`,
       '',
       'Wait = arrival → acquired. Inversions = share of served requests that were served while a request that arrived earlier (in either process) was still waiting. Commands, client CPU (both processes) and Redis CPU (5 nodes, INFO cpu, idle taken out) per success; "× floor" against the minimal Redlock at the same load. Overlaps (a holder acquiring before the previous one released) would show a broken mutual exclusion.',
       '',

@@ -4,7 +4,8 @@
 // hand-off of issue 18's target could serve, the same arrival rate for every contender. Reports wait (arrival → acquired)
 // p50 / p99 / max, order inversions (the share of requests served before one that started
 // waiting earlier, across both processes), and lock-node commands, client CPU and Redis CPU per
-// success.
+// success. Each run starts with `warmupMs` of the same arrivals, not measured (a fresh process's
+// first seconds run every hand-off slower until V8 has optimized it: bench/fair-rates.mjs).
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,6 +75,7 @@ export async function runS5({
   holdAloneMs,
   wait,
   tag,
+  warmupMs = 3_000,
   processes = 2,
 }) {
   const capacity = 1000 / (holdAloneMs + 1); // per second
@@ -85,7 +87,8 @@ export async function runS5({
       urls: fleetUrls,
       resource,
       rate: rate / processes,
-      durationMs,
+      durationMs: warmupMs + durationMs,
+      warmupMs,
       holdMs,
       wait,
       ttl: TTL,
@@ -95,15 +98,16 @@ export async function runS5({
   const kill = () => workers.forEach((w) => w.child.exitCode === null && w.child.kill('SIGKILL'));
   try {
     await Promise.all(workers.map((w) => w.next()));
-    const before = await counters.snapshot();
     const goAt = process.hrtime.bigint() + 50_000_000n;
     workers.forEach((w) => w.child.send({ goAt: String(goAt) }));
-    const timeout = delay(durationMs + wait + 60_000).then(() => null);
+    // Counted from the end of the warm-up: the measured part only.
+    const before = delay(50 + warmupMs).then(() => counters.snapshot());
+    const timeout = delay(warmupMs + durationMs + wait + 60_000).then(() => null);
     const results = await Promise.race([Promise.all(workers.map((w) => w.next())), timeout]);
     const after = await counters.snapshot();
     if (results === null) throw new Error(`S5 ${key}: no result in time`);
-    const server = counters.delta(before, after, idleRate);
-    const requests = requestsOf(results, goAt);
+    const server = counters.delta(await before, after, idleRate);
+    const requests = requestsOf(results, goAt).filter((r) => r.arrivedAt >= warmupMs);
     const served = requests.filter((r) => Number.isFinite(r.servedAt));
     const waits = served.map((r) => r.servedAt - r.arrivedAt);
     const holds = [...served].sort((a, b) => a.servedAt - b.servedAt);
