@@ -154,11 +154,14 @@ class ChoiceNode extends PubSubSimNode {
   readonly lostClaims = new Set<string>();
   /**
    * Groups that left, whose leave this node lost, or applied holding no reservation for them
-   * (a leave that kept one is the mutant below, no excuse).
+   * (a leave that kept one is the mutant below, no excuse). A release with no next local waiter
+   * is its group's leave too (HAND_OFF_SCRIPT passes on a reservation for the holder's group).
    */
   private readonly departed = new Set<string>();
   /** The group of the queued attempt being sent (set around the call that asks the chooser). */
   private claiming: string | undefined;
+  /** The group a release being sent with no next local waiter leaves (as `claiming`). */
+  private leaving: string | undefined;
 
   constructor(
     name: string,
@@ -175,6 +178,7 @@ class ChoiceNode extends PubSubSimNode {
       const outcome = COMMAND_OUTCOMES[chooser.next(COMMAND_OUTCOMES.length, label)];
       if (outcome.lose === true) {
         if (op === 'leaveQueue') this.departed.add(value);
+        else if (op === 'handOff' && this.leaving !== undefined) this.departed.add(this.leaving);
         else if (op === 'acquireQueued' && this.claiming !== undefined) {
           this.lostClaims.add(this.claiming);
         }
@@ -221,6 +225,17 @@ class ChoiceNode extends PubSubSimNode {
       return super.acquireQueued(...args);
     } finally {
       this.claiming = undefined;
+    }
+  }
+
+  override handOff(
+    ...args: Parameters<PubSubSimNode['handOff']>
+  ): ReturnType<PubSubSimNode['handOff']> {
+    this.leaving = args[3].next === undefined ? args[3].group : undefined;
+    try {
+      return super.handOff(...args);
+    } finally {
+      this.leaving = undefined;
     }
   }
 

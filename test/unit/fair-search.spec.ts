@@ -83,6 +83,16 @@ describe('fair search: schedules beyond the budget that found a defect, replayed
   it('a head whose announcement was lost with its connection claims its reservation (dead group at the head, 15:1 51:3 53:2)', async () => {
     expect((await replay('dead group at the head', '15:1 51:3 53:2')).violations).toEqual([]);
   });
+
+  // Found at B = 3 ("two fair managers", stop 42; 5 schedules of this shape): w0's hand-off
+  // landed late on s0 and reserved it for w1's group after w1 held through s1 and s2; w1's release
+  // (no local waiter left: its group's leave) was lost on s0 and s1, so s0 kept a reservation for
+  // a group nobody waits in, and w2 got a quorum only when it ended (idle 326 ms: 60 + one
+  // handOffLease, 400). The documented cost of a leave that cannot pass the turn on (issue 24 item
+  // 2); the search counted only a lost leaveQueue as such a leave, not a lost release that was one.
+  it("a release that was its group's leave, lost where the group had a reservation (two fair managers, 15:1 36:3 37:3)", async () => {
+    expect((await replay('two fair managers', '15:1 36:3 37:3')).violations).toEqual([]);
+  });
 });
 
 describe('fair search: the order of the default schedule', () => {
