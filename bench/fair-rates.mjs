@@ -83,7 +83,7 @@ async function openLoop(urls, counters, fairness, rate, tag) {
     rate,
     arrivals: requests.length,
     served: served.length,
-    // Served per second over the span from the start to the last acquisition.
+    // Served per second over the span from the warm-up's end to the last acquisition.
     servedPerS: (served.length / (lastServed - warmupMs)) * 1000,
     arrivalPerS: (requests.length / (seconds * 1000)) * 1000,
     p50: quantile(waits, 0.5),

@@ -107,10 +107,13 @@ export async function runS5({
     const after = await counters.snapshot();
     if (results === null) throw new Error(`S5 ${key}: no result in time`);
     const server = counters.delta(await before, after, idleRate);
-    const requests = requestsOf(results, goAt).filter((r) => r.arrivedAt >= warmupMs);
+    const all = requestsOf(results, goAt);
+    const requests = all.filter((r) => r.arrivedAt >= warmupMs);
     const served = requests.filter((r) => Number.isFinite(r.servedAt));
     const waits = served.map((r) => r.servedAt - r.arrivedAt);
-    const holds = [...served].sort((a, b) => a.servedAt - b.servedAt);
+    // Mutual exclusion is checked over the whole run, warm-up included.
+    const holds = all.filter((r) => Number.isFinite(r.servedAt));
+    holds.sort((a, b) => a.servedAt - b.servedAt);
     let overlaps = 0;
     for (let i = 1; i < holds.length; i++)
       if (holds[i].servedAt < holds[i - 1].releasedAt) overlaps++;
