@@ -38,16 +38,49 @@ export function afterIo(clock: Clock, callback: () => void): void {
 /** A timer handle of a {@link Clock}: opaque to the core. */
 export type ClockTimer = { readonly __clockTimer?: never } | object;
 
-/** The process's monotonic clock (`performance.now()`) with Node's timers, unref'd. */
+/**
+ * A timer of {@link monotonicClock}: the Node timeout currently armed for it. It changes when
+ * the timer wakes up early and re-arms for the rest, so cancelling goes through this object.
+ */
+class MonotonicTimer {
+  timeout: NodeJS.Timeout | undefined;
+}
+
+/** Arms `timer` to call `callback` at `deadline` on `performance.now()`, re-arming if woken early. */
+function armUntil(timer: MonotonicTimer, callback: () => void, deadline: number): void {
+  // Node's timers run on the event loop's millisecond clock, which can be up to 1 ms ahead of
+  // `performance.now()`: a bare setTimeout may call back before the deadline the core computed
+  // (a delayed restart or a validity watch would then act early). Rounding up and re-arming for
+  // the remainder keeps "not before the deadline" true on the clock the core measures with.
+  const timeout = setTimeout(
+    () => {
+      if (performance.now() >= deadline) {
+        timer.timeout = undefined;
+        callback();
+      } else armUntil(timer, callback, deadline);
+    },
+    Math.max(0, Math.ceil(deadline - performance.now())),
+  );
+  timeout.unref();
+  timer.timeout = timeout;
+}
+
+/**
+ * The process's monotonic clock (`performance.now()`) with Node's timers, unref'd. A timer never
+ * calls back before its deadline on `performance.now()`.
+ */
 export const monotonicClock: Clock = {
   now: () => performance.now(),
   setTimer(callback, ms) {
-    const timer = setTimeout(callback, Math.max(0, ms));
-    timer.unref();
+    const timer = new MonotonicTimer();
+    armUntil(timer, callback, performance.now() + Math.max(0, ms));
     return timer;
   },
   clearTimer(timer) {
-    if (timer !== undefined) clearTimeout(timer as NodeJS.Timeout);
+    if (timer instanceof MonotonicTimer && timer.timeout !== undefined) {
+      clearTimeout(timer.timeout);
+      timer.timeout = undefined;
+    }
   },
   // The check phase comes after the poll phase of the same turn: replies already received are
   // parsed (and their promises settled) first.
