@@ -46,21 +46,26 @@ class MonotonicTimer {
   timeout: NodeJS.Timeout | undefined;
 }
 
-/** Arms `timer` to call `callback` at `deadline` on `performance.now()`, re-arming if woken early. */
-function armUntil(timer: MonotonicTimer, callback: () => void, deadline: number): void {
+/**
+ * Arms `timer` to call `callback` at `deadline` on `performance.now()`, `left` ms from now,
+ * re-arming if woken early.
+ */
+function armUntil(
+  timer: MonotonicTimer,
+  callback: () => void,
+  deadline: number,
+  left: number,
+): void {
   // Node's timers run on the event loop's millisecond clock, which can be up to 1 ms ahead of
   // `performance.now()`: a bare setTimeout may call back before the deadline the core computed
   // (a delayed restart or a validity watch would then act early). Rounding up and re-arming for
   // the remainder keeps "not before the deadline" true on the clock the core measures with.
-  const timeout = setTimeout(
-    () => {
-      if (performance.now() >= deadline) {
-        timer.timeout = undefined;
-        callback();
-      } else armUntil(timer, callback, deadline);
-    },
-    Math.max(0, Math.ceil(deadline - performance.now())),
-  );
+  const timeout = setTimeout(() => {
+    const rest = deadline - performance.now();
+    if (rest > 0) return armUntil(timer, callback, deadline, rest);
+    timer.timeout = undefined;
+    callback();
+  }, Math.ceil(left));
   timeout.unref();
   timer.timeout = timeout;
 }
@@ -73,7 +78,8 @@ export const monotonicClock: Clock = {
   now: () => performance.now(),
   setTimer(callback, ms) {
     const timer = new MonotonicTimer();
-    armUntil(timer, callback, performance.now() + Math.max(0, ms));
+    const left = Math.max(0, ms);
+    armUntil(timer, callback, performance.now() + left, left);
     return timer;
   },
   clearTimer(timer) {
