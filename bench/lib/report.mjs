@@ -199,6 +199,20 @@ function targets18Of(s, key) {
         met: ratio >= 0.9,
       });
     }
+    // Issue 24: the default at c = 1 at least node-redlock 5β's (medians, same run).
+    const v5 = s.s1.find((r) => r.contender === 'redlock-v5' && r.concurrency === 1);
+    const fair = s.s1.find((r) => r.contender === FAIR && r.concurrency === 1);
+    const paired = s.fairVsV5?.find((r) => r.concurrency === 1);
+    if (v5 && fair && paired) {
+      const ratio = fair.cyclesPerSec / v5.cyclesPerSec;
+      t.push({
+        target: 'S1 c1 cycles/s ≥ node-redlock 5β (issue 24)',
+        value:
+          `${ratio.toFixed(2)}× (${fair.cyclesPerSec.toFixed(0)} vs ${v5.cyclesPerSec.toFixed(0)}/s); ` +
+          `per repeat ${paired.median.toFixed(2)}× median, ${paired.min.toFixed(2)}–${paired.max.toFixed(2)} over ${paired.repeats}`,
+        met: ratio >= 1,
+      });
+    }
   }
   return t;
 }
@@ -294,6 +308,37 @@ function targets(s) {
   return t;
 }
 
+/**
+ * Per-repeat ratios of `key`'s S1 cycles/s to `peer`'s (same repeat, same concurrency), by
+ * concurrency: their median, min and max. Contenders run interleaved within a repeat, so a
+ * repeat's ratio shares its machine's noise; the spread says how far one run's verdict can move.
+ */
+function pairedS1(rows, key, peer) {
+  const peerOf = new Map(
+    rows.filter((r) => r.contender === peer).map((r) => [`${r.repeat}:${r.concurrency}`, r]),
+  );
+  const out = [];
+  for (const [, group] of groupBy(
+    rows.filter((r) => r.contender === key),
+    (r) => r.concurrency,
+  )) {
+    const ratios = group
+      .map(
+        (r) => r.cyclesPerSec / (peerOf.get(`${r.repeat}:${r.concurrency}`)?.cyclesPerSec ?? NaN),
+      )
+      .filter(Number.isFinite);
+    if (ratios.length === 0) continue;
+    out.push({
+      concurrency: group[0].concurrency,
+      median: median(ratios),
+      min: Math.min(...ratios),
+      max: Math.max(...ratios),
+      repeats: ratios.length,
+    });
+  }
+  return out;
+}
+
 /** Medians and targets from the raw runs. */
 export function summarise(raw) {
   const s = {
@@ -307,6 +352,7 @@ export function summarise(raw) {
     s6: raw.s6 ?? [],
     micro: raw.micro,
     csAloneMs: raw.csAloneMs,
+    fairVsV5: pairedS1(raw.s1, FAIR, 'redlock-v5'),
   };
   s.targets = targets(s);
   s.targets18 = targets18(s);
