@@ -19,10 +19,15 @@ function groupBy(rows, keyOf) {
 
 const med = (rows, field) => median(rows.map((r) => r[field]));
 
-function summariseS1(rows) {
-  const floorOf = new Map(
-    rows.filter((r) => r.contender === 'floor').map((r) => [`${r.repeat}:${r.concurrency}`, r]),
+/** One contender's S1 runs, by `repeat:concurrency` (the key its peers' runs are paired on). */
+function runsOf(rows, contender) {
+  return new Map(
+    rows.filter((r) => r.contender === contender).map((r) => [`${r.repeat}:${r.concurrency}`, r]),
   );
+}
+
+function summariseS1(rows) {
+  const floorOf = runsOf(rows, 'floor');
   const out = [];
   for (const [, group] of groupBy(rows, (r) => `${r.contender}:${r.concurrency}`)) {
     const { contender, concurrency } = group[0];
@@ -314,9 +319,7 @@ function targets(s) {
  * repeat's ratio shares its machine's noise; the spread says how far one run's verdict can move.
  */
 function pairedS1(rows, key, peer) {
-  const peerOf = new Map(
-    rows.filter((r) => r.contender === peer).map((r) => [`${r.repeat}:${r.concurrency}`, r]),
-  );
+  const peerOf = runsOf(rows, peer);
   const out = [];
   for (const [, group] of groupBy(
     rows.filter((r) => r.contender === key),
