@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { distDir } from './lib/adapters.mjs';
+import { median } from './lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
 const { Redlock } = require(path.join(distDir(), 'index.js'));
@@ -63,10 +64,9 @@ for (let repeat = 0; repeat < 7; repeat++) {
   for (const mode of modes) runs[mode].push(await cpuPerCycle(mode));
 }
 for (const mode of modes) {
-  const sorted = runs[mode].sort((a, b) => a - b);
-  const median = sorted[Math.floor(sorted.length / 2)];
+  const times = runs[mode];
   console.log(
-    `fairness '${mode}': ${median.toFixed(2)} µs of client CPU per cycle (median of 7; ` +
-      `${sorted[0].toFixed(2)}–${sorted[sorted.length - 1].toFixed(2)})`,
+    `fairness '${mode}': ${median(times).toFixed(2)} µs of client CPU per cycle (median of 7; ` +
+      `${Math.min(...times).toFixed(2)}–${Math.max(...times).toFixed(2)})`,
   );
 }
