@@ -5,6 +5,7 @@
 // MONITOR on node 0 (`repeats` of them): each EVALSHA there is classified by the commands it ran inside (the
 // script's path: a won or failed attempt, a hand-off, a horizon record...) and counted per
 // success ×5 (node 0 stands for the 5). MONITOR slows the node: that run's figures are counts only.
+// `perRepeat` lists each repeat's commands per success with how often the holder changed process.
 // MONITOR_DUMP=file also writes each monitored run's lines to file.<run>.
 // With BENCH_WORKER_ARGS='--cpu-prof --cpu-prof-dir=bench/results/profiles' the workers write
 // CPU profiles (read them with bench/lib/cpuprofile-top.mjs); --tasks N (default 100) makes the
@@ -53,6 +54,9 @@ try {
     handOffP50Ms: round(median(runs.map((x) => x.handOffP50)), 2),
     wallRatio: round(median(runs.map((x) => x.wallRatio)), 2),
     commandsPerSuccess: round(median(runs.map((x) => x.commandsPerSuccess))),
+    // Per repeat, in order: commands per success and how often the holder changed process (the
+    // second decides most of the first under a FIFO hand-off: bench/REPORT.md).
+    perRepeat: runs.map((x) => [round(x.commandsPerSuccess), x.processSwitches]),
     clientCpuUsPerSuccess: round(median(runs.map((x) => x.clientCpuUsPerSuccess)), 0),
     serverCpuUsPerSuccess: round(median(runs.map((x) => x.serverCpuUsPerSuccess)), 0),
     byCommand: medians(runs.map((x) => x.commandsByType)),

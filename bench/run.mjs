@@ -151,7 +151,7 @@ try {
           });
           raw[name].push({ repeat: r, ...result });
           log(
-            `${name} r${r} ${key}: ${result.successes}/100, wall ratio ${result.wallRatio.toFixed(2)}, hand-off p50 ${result.handOffP50.toFixed(2)} ms, ${result.commandsPerSuccess.toFixed(1)} cmds/success, overlaps ${result.overlaps}, lost ${result.lostUpdates}`,
+            `${name} r${r} ${key}: ${result.successes}/100, wall ratio ${result.wallRatio.toFixed(2)}, hand-off p50 ${result.handOffP50.toFixed(2)} ms, ${result.commandsPerSuccess.toFixed(1)} cmds/success, ${result.processSwitches} process switches, overlaps ${result.overlaps}, lost ${result.lostUpdates}`,
           );
         }
       }

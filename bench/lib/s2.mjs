@@ -83,15 +83,26 @@ export async function runS2({
     if (results === null) throw new Error(`S2 ${key}: no result in 120 s`);
     const server = counters.delta(before, after, idleRate);
     const holds = results
-      .flatMap((r) => r.holds)
-      .map((h) => ({ a: BigInt(h.acquiredAt), r: BigInt(h.releasedAt), d: BigInt(h.doneAt) }))
+      .flatMap((result, w) =>
+        result.holds.map((h) => ({
+          a: BigInt(h.acquiredAt),
+          r: BigInt(h.releasedAt),
+          d: BigInt(h.doneAt),
+          w, // the worker (process) that held it
+        })),
+      )
       .sort((x, y) => (x.a < y.a ? -1 : x.a > y.a ? 1 : 0));
     const failures = results.flatMap((r) => r.failures);
     const handOffs = [];
     let overlaps = 0;
+    // How often the lock went to the other process: under a FIFO hand-off, how finely the two
+    // processes' starts interleave decides it, and each such hand-off costs more than one
+    // within a process (bench/REPORT.md, "S2's commands follow the process switches").
+    let processSwitches = 0;
     for (let i = 1; i < holds.length; i++) {
       const gap = Number(holds[i].a - holds[i - 1].r) / 1e6;
       if (gap < 0) overlaps++;
+      if (holds[i].w !== holds[i - 1].w) processSwitches++;
       handOffs.push(gap);
     }
     const end = holds.reduce((m, h) => (h.d > m ? h.d : m), goAt);
@@ -118,6 +129,7 @@ export async function runS2({
       slowHandOffs: handOffs.filter((g) => g > 20).length,
       slowHandOffMs: handOffs.filter((g) => g > 20).reduce((a, b) => a + b, 0),
       overlaps,
+      processSwitches,
       lostUpdates: successes - count,
       commandsPerSuccess: server.commands / successes,
       commandsByType: Object.fromEntries(
