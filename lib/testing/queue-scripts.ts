@@ -211,13 +211,13 @@ export function markPlain(store: ScriptStore, key: string, wait: PlainWait): voi
 }
 
 /** The scripts' `named` (queue-scripts.ts CARRY_MARK): the mark's start, if it names `holder`. */
-function named(mark: string | undefined, holder: string): number | undefined {
+function named(mark: string | undefined, holder: string | undefined): number | undefined {
   const bar = mark?.indexOf('|') ?? -1;
   return bar >= 0 && mark!.slice(bar + 1) === holder ? Number(mark!.slice(0, bar)) : undefined;
 }
 
 /** The scripts' `carry`: a mark naming `from` follows the key to `to`, its expiry kept. */
-function carry(store: ScriptStore, key: string, from: string, to: string): void {
+function carry(store: ScriptStore, key: string, from: string | undefined, to: string): void {
   const mark = store.get(key + PLAIN);
   if (named(mark, from) === undefined) return;
   const pttl = store.pttl(key + PLAIN);
@@ -272,9 +272,16 @@ export function handOff(
   request: HandOffRequest,
 ): HandOffReply {
   const { queues } = store;
-  // A key reserved for the holder's group counts as the holder's (see the script's comment).
+  // A key reserved for the holder's group counts as the holder's (see the script's comment), and
+  // so does a free key when a next local waiter comes with the release.
   const current = store.get(key);
-  if (current !== value && current !== RESERVED + request.group) {
+  const { next } = request;
+  const hasNext = next !== undefined && next.value !== '';
+  if (
+    current !== value &&
+    current !== RESERVED + request.group &&
+    (current !== undefined || !hasNext)
+  ) {
     queues.remove(queueKey, request.group);
     return 'notOurs';
   }
@@ -282,8 +289,6 @@ export function handOff(
   const queued = store.get(key + QUEUE_MARK) !== undefined;
   const mark = store.get(key + PLAIN);
   let head: [string, number] | undefined = queued ? queues.head(queueKey) : undefined;
-  const { next } = request;
-  const hasNext = next !== undefined && next.value !== '';
   if (queued && head === undefined) {
     // Marked, but gone: the mark goes too, and the releases after this one skip the queue.
     store.del(key + QUEUE_MARK);
@@ -349,4 +354,9 @@ export function leaveQueue(
   }
   store.del(pass.key);
   if (announce !== '') store.publish(pass.key, announce);
+}
+
+/** WITHDRAW_SCRIPT: announces that release `announce`'s namings are withdrawn (`announce|w|`). */
+export function withdraw(store: ScriptStore, key: string, announce: string): void {
+  store.publish(key, `${announce}|w|`);
 }

@@ -2,13 +2,16 @@ import type { RedisNode } from '../../lib';
 
 /**
  * The fair hand-off scripts' contract (lib/core/protocol/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
- * LEAVE_QUEUE_SCRIPT): every reply case, written once and run against a real server
+ * LEAVE_QUEUE_SCRIPT, WITHDRAW_SCRIPT): every reply case, written once and run against a real server
  * (test/integration/queue-scripts.spec.ts) and against each fake that implements them
  * (test/unit/queue-fakes.spec.ts: SimNode, MemoryNode, InMemoryRedisNode), so a fake the
  * simulation trusts cannot drift from the Lua.
  */
 export interface QueueHarness {
-  readonly node: Required<Pick<RedisNode, 'acquireQueued' | 'handOff' | 'leaveQueue'>> & RedisNode;
+  readonly node: Required<
+    Pick<RedisNode, 'acquireQueued' | 'handOff' | 'leaveQueue' | 'withdraw'>
+  > &
+    RedisNode;
   /** `SET key value PX ttl`, as another client. */
   put(key: string, value: string, ttl: number): Promise<void>;
   get(key: string): Promise<string | null>;
@@ -481,6 +484,44 @@ export function queueContract(harness: () => QueueHarness): void {
       'reserved',
     );
     expect(await h.get(key)).toBe('\0rq2');
+  });
+
+  it("hand-off with a next local waiter treats a free key as the holder's (a failed attempt's cleanup freed it): swapped, or reserved for an older head (issue 24 S2)", async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    const request = (ageMs: number) => ({
+      group: 'g',
+      next: { value: 'next', ttl: 7_000, ageMs },
+      leaseMs: 250,
+      announce: 'f1',
+    });
+    // Nobody queued: the chain of hand-offs takes the node back.
+    expect(await h.node.handOff(key, queueKey, 'me', request(0))).toBe('swapped');
+    expect(await h.get(key)).toBe('next');
+    if (h.leases) expect(await h.pttl(key)).toBeGreaterThan(6_000);
+    // An older queued group: the free key is reserved for it, announced, the holder's group queued.
+    const older = names();
+    // Held, then freed (a failed attempt's cleanup).
+    await h.put(older.key, 'cleaned-up', 3_000);
+    await h.del(older.key);
+    const now = await h.serverNow();
+    await h.zadd(older.queueKey, now - 5_000, 'old');
+    expect(await h.node.handOff(older.key, older.queueKey, 'me', request(1_000))).toBe('reserved');
+    expect(await h.get(older.key)).toBe('\0rold');
+    expect((await h.queue(older.queueKey)).map(([m]) => m)).toEqual(['g']);
+    await expectMessages(older.key, ['f1|n|old']);
+    // Without a next waiter a free key stays free (the notOurs case below).
+  });
+
+  it('a withdrawal announces id|w| and writes nothing (issue 24 S2)', async () => {
+    const h = harness();
+    const { key, queueKey } = names();
+    await h.put(key, '\0rq', 3_000);
+    await h.zadd(queueKey, 1, 'x');
+    await h.node.withdraw(key, 'w1');
+    expect(await h.get(key)).toBe('\0rq');
+    expect(await h.queue(queueKey)).toEqual([['x', 1]]);
+    await expectMessages(key, ['w1|w|']);
   });
 
   it('hand-off swaps to the local next waiter when nobody is queued or it waited longer than the head', async () => {

@@ -15,6 +15,9 @@ import {
   ContendedKeys,
   HeadWaiting,
   Line,
+  MinorityNamings,
+  retryAfter,
+  withdrawn,
   type HeadHooks,
   type FairQueueParts,
   type LocalWaiter,
@@ -184,6 +187,7 @@ export class FairQueue {
     const value = handedOnValue(this.parts.random);
     const announce = round.notify ? (round.releaseId ?? newReleaseId)() : undefined;
     let reserved = 0;
+    const minority = new MinorityNamings(line.key, announce);
     const request = {
       group: line.group,
       next: { value, ttl: call.settings.ttl, ageMs: clock.now() - call.startedAt },
@@ -199,12 +203,18 @@ export class FairQueue {
       undefined,
       async (node): Promise<AcquireReply> => {
         const reply = await handOff(node, line, lock.value, request, clocks, call.startedAt);
-        if (reply === 'reserved') reserved++;
+        if (reply === 'reserved') {
+          reserved++;
+          minority.named(node);
+        }
         return reply === 'swapped'
           ? { acquired: true }
           : { acquired: false, pttl: reply === 'reserved' ? leaseMs : 0 };
       },
-    ).then((result) => this.handed(line, waiter, value, result, reserved >= round.quorum));
+    ).then((result) => {
+      minority.decided(result.acquired);
+      return this.handed(line, waiter, value, result, reserved >= round.quorum);
+    });
     // The release itself is one round (§5.3): the caller waits for the swap round at most
     // `nodeTimeout`, never for a failed swap's cleanup, which is the successor's business.
     let timer: ClockTimer | undefined;
@@ -394,6 +404,7 @@ export class FairQueue {
       if (from.size === needed) line.alarm.sound();
       return;
     }
+    if (notice.kind === 'withdrawn') return withdrawn(line, notice.id, clock);
     if (notice.kind === 'claimed') {
       clock.clearTimer(line.unclaimed);
       line.unclaimed = undefined;
@@ -409,6 +420,7 @@ export class FairQueue {
         clock.clearTimer(line.unclaimed);
         line.unclaimed = undefined;
         clock.clearTimer(line.turn);
+        line.turnId = notice.id;
         line.turn = clock.setTimer(
           () => line.alarm.sound(),
           Math.min(round.nodeTimeout / 4, TURN_MS),
@@ -435,16 +447,4 @@ export class FairQueue {
     this.parts.clock.clearTimer(line.unclaimed);
     this.parts.clock.clearTimer(line.turn);
   }
-}
-
-/**
- * What a waiter that gives up in line is told of when to retry (`retryAfterMs`, an HTTP 409's
- * `Retry-After`), as a waiter that attempted would be: the lease of the lock manager's own holder
- * when the line has one (it attempted nothing: it waited for that holder's hand-off), else what
- * the head's latest attempt read of the blocking lease, while that is still ahead.
- */
-function retryAfter(line: Line, now: number): number | undefined {
-  if (line.reason !== 'held') return undefined;
-  if (line.holder !== undefined) return Math.max(1, line.holder.remainingMs());
-  return line.retryAt !== undefined && line.retryAt > now ? line.retryAt - now : undefined;
 }

@@ -50,7 +50,7 @@ import {
   type LuaScript,
 } from './scripts';
 import { HANDED_ON } from '../lease/owner-value';
-import { PLAIN_RESERVATION, QUEUE_MARK_SUFFIX } from './queue-scripts';
+import { PLAIN_RESERVATION, QUEUE_MARK_SUFFIX, WITHDRAW_SCRIPT } from './queue-scripts';
 import { ReleaseChannels } from './release-channels';
 import { ServerIdentity } from './server-identity';
 import type { CommandArg, RedisTransport } from '../nodes/transport';
@@ -80,7 +80,6 @@ export interface ScriptedNodeOptions {
  * re-sends after later commands, which is safe because every attempt has its own owner value.
  *
  * @example
- * // A client adapter is a transport; the node is this class over it.
  * const node = new ScriptedNode(new MyClientTransport(client), { logger });
  * new Redlock([node, …], options);
  */
@@ -278,6 +277,10 @@ export class ScriptedNode implements RedisNode {
     request: HandOffRequest,
   ): Promise<HandOffReply> {
     return this.runAs(HAND_OFF_SCRIPT, [key, queueKey], handOffArgs(value, request), handOffReply);
+  }
+
+  async withdraw(key: string, announce: string): Promise<void> {
+    await this.run(WITHDRAW_SCRIPT, [key], announce);
   }
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
