@@ -249,16 +249,11 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
     try {
       const first = await a.acquire('stock:split');
       const xWaits = x.acquire('stock:split', { wait: 10_000 });
-      let groupX: string | undefined;
-      for (let i = 0; i < 200 && groupX === undefined; i++) {
-        groupX = (await clients[4].zrange(`${key}\0q`, 0, 0))[0];
-        if (groupX === undefined) await delay(5);
-      }
-      expect(groupX).toBeDefined();
+      const groupX = await queuedGroup(clients[4], key);
       const aWaits = a.acquire('stock:split', { wait: 10_000 });
       await delay(50);
       await Promise.all(
-        clients.map((client, i) => client.zadd(`${key}\0q`, i < 2 ? 1 : 1e15, groupX!)),
+        clients.map((client, i) => client.zadd(`${key}\0q`, i < 2 ? 1 : 1e15, groupX)),
       );
       const failed: AttemptFailedEvent[] = [];
       x.on('attemptFailed', (event) => failed.push(event));
@@ -294,12 +289,7 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
     try {
       const first = await a.acquire('stock:dead-reservation');
       const bWaits = b.acquire('stock:dead-reservation', { wait: 10_000 });
-      let groupB: string | undefined;
-      for (let i = 0; i < 200 && groupB === undefined; i++) {
-        groupB = (await clients[0].zrange(`${key}\0q`, 0, 0))[0];
-        if (groupB === undefined) await delay(5);
-      }
-      expect(groupB).toBeDefined();
+      const groupB = await queuedGroup(clients[0], key);
       await first.release();
       const lockB = await bWaits;
       // Node 0: reserved for B's group, for 5 s, while B holds the lock on the others.
@@ -322,3 +312,13 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
     }
   });
 });
+
+/** The first group queued for `key` on a node, once one is (polled: the waiter's attempt queues it). */
+async function queuedGroup(client: ReturnType<typeof rawClient>, key: string): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    const group = (await client.zrange(`${key}\0q`, 0, 0))[0];
+    if (group !== undefined) return group;
+    await delay(5);
+  }
+  throw new Error(`no group queued for ${key} within 1 s`);
+}

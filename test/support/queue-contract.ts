@@ -51,6 +51,13 @@ export function queueContract(harness: () => QueueHarness): void {
     const key = `qc:${n}:${Math.random().toString(36).slice(2, 8)}`;
     return { key, queueKey: `${key}\0q` };
   };
+  /** A hand-off by group `g` with a next local waiter (`next`, ttl 7 s) that waited `ageMs`. */
+  const swapRequest = (ageMs: number, leaseMs: number, announce: string) => ({
+    group: 'g',
+    next: { value: 'next', ttl: 7_000, ageMs },
+    leaseMs,
+    announce,
+  });
   const ticket = (group: string, over: Record<string, unknown> = {}) => ({
     group,
     ageMs: 0,
@@ -489,12 +496,7 @@ export function queueContract(harness: () => QueueHarness): void {
   it("hand-off with a next local waiter treats a free key as the holder's (a failed attempt's cleanup freed it): swapped, or reserved for an older head (issue 24 S2)", async () => {
     const h = harness();
     const { key, queueKey } = names();
-    const request = (ageMs: number) => ({
-      group: 'g',
-      next: { value: 'next', ttl: 7_000, ageMs },
-      leaseMs: 250,
-      announce: 'f1',
-    });
+    const request = (ageMs: number) => swapRequest(ageMs, 250, 'f1');
     // Nobody queued: the chain of hand-offs takes the node back.
     expect(await h.node.handOff(key, queueKey, 'me', request(0))).toBe('swapped');
     expect(await h.get(key)).toBe('next');
@@ -528,12 +530,7 @@ export function queueContract(harness: () => QueueHarness): void {
     const h = harness();
     const { key, queueKey } = names();
     await h.put(key, 'me', 3_000);
-    const request = (ageMs: number) => ({
-      group: 'g',
-      next: { value: 'next', ttl: 7_000, ageMs },
-      leaseMs: 100,
-      announce: 'a',
-    });
+    const request = (ageMs: number) => swapRequest(ageMs, 100, 'a');
     expect(await h.node.handOff(key, queueKey, 'me', request(0))).toBe('swapped');
     expect(await h.get(key)).toBe('next');
     if (h.leases) expect(await h.pttl(key)).toBeGreaterThan(6_000);
