@@ -166,8 +166,11 @@ return {0, pttl}
  * anyway when it does not swap (ZADD below); the ZREM would find nothing there almost always (a
  * group is queued where its key is held only after that holder lost it), at one command per
  * node on every hand-off between two busy processes (issue 24's S2). Then, only while the key
- * holds the holder's value (or that reservation), in the order in which the waiters started
- * waiting, on this server's clock:
+ * holds the holder's value (or that reservation), or is free and a next local waiter comes with
+ * the release (a failed attempt's cleanup freed it: without this, the chain of swaps ran on fewer
+ * nodes after each, and lost its next split in S2; nobody holds a free key, and the swapped waiter
+ * counts it in its quorum like any acquire), in the order in which the waiters started waiting,
+ * on this server's clock:
  * - the holder's next local waiter, when it waited longer than every queued group: the key is
  *   swapped to its owner value with a fresh lease (a compare-and-swap, no release + acquire):
  *   returns 2 (with nobody queued and no plain waiter, without reading the clock: one command
