@@ -15,7 +15,6 @@ import {
   CLEANUP_MARK,
   handOff,
   leaveQueue,
-  withdraw,
   markPlain,
   PLAIN_RESERVATION,
   SortedSets,
@@ -218,10 +217,6 @@ export class InMemoryRedisNode implements RedisNode {
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
     leaveQueue(this.scripts, queueKey, group, pass);
-  }
-
-  async withdraw(key: string, announce: string): Promise<void> {
-    withdraw(this.scripts, key, announce);
   }
 
   async whenReady(): Promise<void> {}

@@ -355,8 +355,3 @@ export function leaveQueue(
   store.del(pass.key);
   if (announce !== '') store.publish(pass.key, announce);
 }
-
-/** WITHDRAW_SCRIPT: announces that release `announce`'s namings are withdrawn (`announce|w|`). */
-export function withdraw(store: ScriptStore, key: string, announce: string): void {
-  store.publish(key, `${announce}|w|`);
-}

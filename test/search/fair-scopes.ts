@@ -24,6 +24,18 @@ export const FAIR_SCOPES: readonly FairScope[] = [
     idleMs: IDLE,
   },
   {
+    // Two nodes of three slow while the other process's group queues: the next local waiter,
+    // which came after that group, comes first on them. The hand-off's swap wins there and
+    // names the group on the third node, which it then withdraws (stop 49's WITHDRAW_SCRIPT),
+    // in the default schedule; the budget's deviations are taken around it.
+    name: 'hand-off split between nodes',
+    managers: ['queue', 'queue'],
+    waiters: [waiter(0, 0), waiter(1, 2), waiter(0, 3)],
+    slow: { nodes: [1, 2], fromMs: 2.1, untilMs: 8, delayMs: 3 },
+    budget: 2,
+    idleMs: IDLE,
+  },
+  {
     // A manager with fairness off on a key whose queue keeps moving (issue 24 item 1).
     name: 'mixed fairness',
     managers: ['queue', 'off'],

@@ -71,6 +71,19 @@ export interface FairScope {
   readonly deadHeadOn?: readonly number[];
   /** A reverted fix, to show the search finds it (mutants in fair-search's nodes). */
   readonly mutant?: NodeMutant;
+  /**
+   * Nodes that apply on-time commands sent from `fromMs` until `untilMs` `delayMs` late (a burst
+   * of load on them):
+   * they place a group's start later than the other nodes do, by the extra delay (TIME − age is
+   * late by the request's way there), so that a later waiter can come first on them — a hand-off
+   * split between nodes in the default schedule, not only through deviations.
+   */
+  readonly slow?: {
+    readonly nodes: readonly number[];
+    readonly fromMs: number;
+    readonly untilMs: number;
+    readonly delayMs: number;
+  };
 }
 
 export interface FairViolation {
@@ -170,12 +183,20 @@ class ChoiceNode extends PubSubSimNode {
     private readonly mutant: NodeMutant | undefined,
     lostInformation: () => void,
     alias: (value: string) => string,
+    /** The on-time outcome's delay until a time (FairScope.slow), if this node is slow. */
+    slow?: { readonly fromMs: number; readonly untilMs: number; readonly delayMs: number },
   ) {
     super(name, clock);
+    const start = clock.now();
     this.fault = (op: SimOp, keys, value) => {
       if (op === 'ping') return undefined;
       const label = () => `${name} ${op} ${keys.map(alias).join(',')} ${alias(value)}`;
-      const outcome = COMMAND_OUTCOMES[chooser.next(COMMAND_OUTCOMES.length, label)];
+      const choice = chooser.next(COMMAND_OUTCOMES.length, label);
+      const at = clock.now() - start;
+      const late = choice === 0 && slow !== undefined && at >= slow.fromMs && at < slow.untilMs;
+      const outcome = late
+        ? { applyDelay: slow.delayMs, replyDelay: ON_TIME }
+        : COMMAND_OUTCOMES[choice];
       if (outcome.lose === true) {
         if (op === 'leaveQueue') this.departed.add(value);
         else if (op === 'handOff' && this.leaving !== undefined) this.departed.add(this.leaving);
@@ -286,7 +307,16 @@ export async function runOnce(
   // to polling (a retry delay), unless a node holds a reservation nobody claims.
   let lost = false;
   const nodes = [0, 1, 2].map(
-    (i) => new ChoiceNode(`s${i}`, clock, chooser, scope.mutant, () => (lost = true), alias),
+    (i) =>
+      new ChoiceNode(
+        `s${i}`,
+        clock,
+        chooser,
+        scope.mutant,
+        () => (lost = true),
+        alias,
+        scope.slow?.nodes.includes(i) === true ? scope.slow : undefined,
+      ),
   );
   for (const i of scope.deadHeadOn ?? []) {
     nodes[i].queues.add('redlock:a\0q', 'dead', Math.floor(nodes[i].serverNow()) - 10 * TTL);

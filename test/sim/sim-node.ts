@@ -13,7 +13,6 @@ import {
   CLEANUP_MARK,
   handOff,
   leaveQueue,
-  withdraw,
   markPlain,
   SortedSets,
   type ScriptStore,
@@ -36,8 +35,7 @@ export type SimOp =
   | 'ping'
   | 'acquireQueued'
   | 'handOff'
-  | 'leaveQueue'
-  | 'withdraw';
+  | 'leaveQueue';
 
 /** What happens to one command on its way to the node and back. */
 export interface SimFault {
@@ -144,7 +142,6 @@ export class SimNode implements RedisNode {
     acquireQueued: 0,
     handOff: 0,
     leaveQueue: 0,
-    withdraw: 0,
   };
   /** Fair hand-off's queues (sorted sets with expiry on the virtual clock). */
   readonly queues: SortedSets;
@@ -394,11 +391,6 @@ export class SimNode implements RedisNode {
       }
       return handOff(scripts, key, queueKey, value, request);
     });
-  }
-
-  /** WITHDRAW_SCRIPT (fair hand-off). */
-  withdraw(key: string, announce: string): Promise<void> {
-    return this.command('withdraw', [key], '', () => withdraw(this.scripts, key, announce));
   }
 
   /** LEAVE_QUEUE_SCRIPT (fair hand-off). */

@@ -2,16 +2,13 @@ import type { RedisNode } from '../../lib';
 
 /**
  * The fair hand-off scripts' contract (lib/core/protocol/scripts.ts ACQUIRE_QUEUED_SCRIPT, HAND_OFF_SCRIPT,
- * LEAVE_QUEUE_SCRIPT, WITHDRAW_SCRIPT): every reply case, written once and run against a real server
+ * LEAVE_QUEUE_SCRIPT): every reply case, written once and run against a real server
  * (test/integration/queue-scripts.spec.ts) and against each fake that implements them
  * (test/unit/queue-fakes.spec.ts: SimNode, MemoryNode, InMemoryRedisNode), so a fake the
  * simulation trusts cannot drift from the Lua.
  */
 export interface QueueHarness {
-  readonly node: Required<
-    Pick<RedisNode, 'acquireQueued' | 'handOff' | 'leaveQueue' | 'withdraw'>
-  > &
-    RedisNode;
+  readonly node: Required<Pick<RedisNode, 'acquireQueued' | 'handOff' | 'leaveQueue'>> & RedisNode;
   /** `SET key value PX ttl`, as another client. */
   put(key: string, value: string, ttl: number): Promise<void>;
   get(key: string): Promise<string | null>;
@@ -513,17 +510,6 @@ export function queueContract(harness: () => QueueHarness): void {
     expect((await h.queue(older.queueKey)).map(([m]) => m)).toEqual(['g']);
     await expectMessages(older.key, ['f1|n|old']);
     // Without a next waiter a free key stays free (the notOurs case below).
-  });
-
-  it('a withdrawal announces id|w| and writes nothing (issue 24 S2)', async () => {
-    const h = harness();
-    const { key, queueKey } = names();
-    await h.put(key, '\0rq', 3_000);
-    await h.zadd(queueKey, 1, 'x');
-    await h.node.withdraw(key, 'w1');
-    expect(await h.get(key)).toBe('\0rq');
-    expect(await h.queue(queueKey)).toEqual([['x', 1]]);
-    await expectMessages(key, ['w1|w|']);
   });
 
   it('hand-off swaps to the local next waiter when nobody is queued or it waited longer than the head', async () => {

@@ -12,7 +12,6 @@ import {
   acquireQueued,
   handOff,
   leaveQueue,
-  withdraw,
   SortedSets,
   type ScriptStore,
 } from '../../lib/testing/queue-scripts';
@@ -32,7 +31,6 @@ export class MemoryNode implements RedisNode {
     acquireQueued: 0,
     handOff: 0,
     leaveQueue: 0,
-    withdraw: 0,
   };
   /** Fair hand-off's queues; they expire on `queueClock` (ms), which a test may move. */
   queueClock = 0;
@@ -128,12 +126,6 @@ export class MemoryNode implements RedisNode {
     this.calls.leaveQueue++;
     await this.answer();
     leaveQueue(this.scripts, queueKey, group, pass);
-  }
-
-  async withdraw(key: string, announce: string): Promise<void> {
-    this.calls.withdraw++;
-    await this.answer();
-    withdraw(this.scripts, key, announce);
   }
 
   async whenReady(): Promise<void> {}

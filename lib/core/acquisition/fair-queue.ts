@@ -15,9 +15,7 @@ import {
   ContendedKeys,
   HeadWaiting,
   Line,
-  MinorityNamings,
   retryAfter,
-  withdrawn,
   type HeadHooks,
   type FairQueueParts,
   type LocalWaiter,
@@ -187,7 +185,6 @@ export class FairQueue {
     const value = handedOnValue(this.parts.random);
     const announce = round.notify ? (round.releaseId ?? newReleaseId)() : undefined;
     let reserved = 0;
-    const minority = new MinorityNamings(line.key, announce);
     const request = {
       group: line.group,
       next: { value, ttl: call.settings.ttl, ageMs: clock.now() - call.startedAt },
@@ -203,18 +200,12 @@ export class FairQueue {
       undefined,
       async (node): Promise<AcquireReply> => {
         const reply = await handOff(node, line, lock.value, request, clocks, call.startedAt);
-        if (reply === 'reserved') {
-          reserved++;
-          minority.named(node);
-        }
+        if (reply === 'reserved') reserved++;
         return reply === 'swapped'
           ? { acquired: true }
           : { acquired: false, pttl: reply === 'reserved' ? leaseMs : 0 };
       },
-    ).then((result) => {
-      minority.decided(result.acquired);
-      return this.handed(line, waiter, value, result, reserved >= round.quorum);
-    });
+    ).then((result) => this.handed(line, waiter, value, result, reserved >= round.quorum));
     // The release itself is one round (§5.3): the caller waits for the swap round at most
     // `nodeTimeout`, never for a failed swap's cleanup, which is the successor's business.
     let timer: ClockTimer | undefined;
@@ -404,7 +395,6 @@ export class FairQueue {
       if (from.size === needed) line.alarm.sound();
       return;
     }
-    if (notice.kind === 'withdrawn') return withdrawn(line, notice.id, clock);
     if (notice.kind === 'claimed') {
       clock.clearTimer(line.unclaimed);
       line.unclaimed = undefined;
@@ -420,7 +410,6 @@ export class FairQueue {
         clock.clearTimer(line.unclaimed);
         line.unclaimed = undefined;
         clock.clearTimer(line.turn);
-        line.turnId = notice.id;
         line.turn = clock.setTimer(
           () => line.alarm.sound(),
           Math.min(round.nodeTimeout / 4, TURN_MS),

@@ -377,10 +377,10 @@ export class ReleaseNotifier {
     if (this.fair > 0 || message.includes('|')) {
       const notice = readNotice(message, node, seq);
       for (const waiter of channel.waiters) waiter.hear?.(notice);
-      // A claim frees nothing, nor does a reservation for a queued group or its withdrawal: a
-      // waiter outside the queues cannot take it (woken by each, it attempted once per hand-off
-      // in vain: issue 24, 700-900 attempts in a 3 s wait). Its turn is a reservation for the
-      // plain waiters (`|n|` + NUL + `p`, HAND_OFF_SCRIPT), or a release.
+      // A claim frees nothing, nor does a reservation for a queued group: a waiter outside the
+      // queues cannot take it (woken by each, it attempted once per hand-off in vain: issue 24,
+      // 700-900 attempts in a 3 s wait). Its turn is a reservation for the plain waiters (`|n|`
+      // + NUL + `p`, HAND_OFF_SCRIPT), or a release.
       if (notice.kind !== 'released' && notice.group !== PLAIN_TURN) return;
       id = notice.id;
     }

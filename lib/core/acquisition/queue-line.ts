@@ -104,8 +104,6 @@ export class Line {
   unclaimed: ClockTimer | undefined = undefined;
   /** Rings the head a little after the first node named it, if no quorum of nodes did. */
   turn: ClockTimer | undefined = undefined;
-  /** The announcement whose first naming set `turn`. */
-  turnId: string | undefined = undefined;
 
   constructor(
     readonly key: string,
@@ -157,53 +155,6 @@ export function handOff(
   const { group, leaseMs, announce } = request;
   const onNode = { value: next.value, ttl: next.ttl, ageMs: next.ageMs, startedOnServer };
   return node.handOff(line.key, line.queueKey, value, { group, next: onNode, leaseMs, announce });
-}
-
-/**
- * The nodes of one swap round that reserved the key for another group instead (a minority when
- * the swap wins): once it has won, each is sent a withdrawal of the round's namings
- * (WITHDRAW_SCRIPT in queue-scripts.ts), at once for a node that answers after the decision. Its
- * group would otherwise try after TURN_MS against the lock held on the other nodes, fail, and
- * free the nodes it took (issue 24's S2).
- */
-export class MinorityNamings {
-  private readonly nodes: RedisNode[] = [];
-  private won: boolean | undefined = undefined;
-
-  constructor(
-    private readonly key: string,
-    private readonly announce: string | undefined,
-  ) {}
-
-  /** `node` reserved the key for a queued group. */
-  named(node: RedisNode): void {
-    if (this.won === undefined) this.nodes.push(node);
-    else if (this.won) this.withdraw(node);
-  }
-
-  /** The round was decided: the swap won (withdraw) or not (the namings stand). */
-  decided(won: boolean): void {
-    this.won = won;
-    if (won) for (const node of this.nodes.splice(0)) this.withdraw(node);
-  }
-
-  private withdraw(node: RedisNode): void {
-    if (this.announce === undefined) return;
-    void node.withdraw?.(this.key, this.announce).catch(() => undefined);
-  }
-}
-
-/**
- * A withdrawal of release `id`'s namings of the line's group: the group does not try on them
- * (see {@link MinorityNamings}); later namings of that release are not counted either.
- */
-export function withdrawn(line: Line, id: string, clock: Clock): void {
-  const named = line.named;
-  if (named === undefined || !named.has(id)) return;
-  remember(named, id, -Infinity);
-  if (line.turnId !== id) return;
-  clock.clearTimer(line.turn);
-  line.turn = undefined;
 }
 
 /** Sets `key` in a small map that forgets its oldest entry past {@link REMEMBERED}. */

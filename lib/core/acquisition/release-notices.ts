@@ -90,7 +90,7 @@ export function announcementsHeard(): number {
  * claim's) id, the same on every node; `node` is the index of the node that sent it.
  */
 export interface Notice {
-  readonly kind: 'released' | 'next' | 'claimed' | 'withdrawn';
+  readonly kind: 'released' | 'next' | 'claimed';
   readonly id: string;
   readonly group?: string;
   readonly node?: number;
@@ -114,8 +114,7 @@ export function releaseOf(notice: Notice): Notice {
 export function readNotice(message: string, node?: number, seq?: number): Notice {
   const bar = message.indexOf('|');
   if (bar < 0) return { kind: 'released', id: message, group: undefined, node, seq };
-  const k = message[bar + 1];
-  const kind = k === 'c' ? 'claimed' : k === 'w' ? 'withdrawn' : 'next';
+  const kind = message[bar + 1] === 'c' ? 'claimed' : 'next';
   return { kind, id: message.slice(0, bar), group: message.slice(bar + 3), node, seq };
 }
 

@@ -104,11 +104,6 @@ export interface RedisNode {
 
   /** Fair hand-off: removes `group` from `queueKey` (its last waiter gave up). */
   leaveQueue?(queueKey: string, group: string, pass?: LeaveRequest): Promise<void>;
-  /**
-   * Withdraws the namings of release `announce` of `key` on this node (WITHDRAW_SCRIPT in
-   * queue-scripts.ts): the hand-off they came from went to the holder's next local waiter.
-   */
-  withdraw?(key: string, announce: string): Promise<void>;
 
   /**
    * Calls `onMessage` with the release's id whenever a release is announced on `channel` (its

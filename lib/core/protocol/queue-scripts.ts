@@ -305,25 +305,3 @@ if ARGV[3] ~= '' then redis.pcall('PUBLISH', KEYS[2], ARGV[3]) end
 return 3
 `,
 );
-
-/**
- * Withdraws the namings of a release (architecture.md §5.11). KEYS[1]: the lock key, ARGV[1]: the
- * release's announcement id. Announces `id|w|` and writes nothing.
- *
- * A swap to the holder's next local waiter that won a quorum may have reserved the key on a
- * minority of nodes for a group whose start those nodes placed first (their clocks place one start
- * a little apart: issue 24's S2 saw 0.4-2.4 ms). That group, named by fewer than a quorum, would
- * try after TURN_MS (queue-line.ts) against a lock held elsewhere: an attempt that fails, and its
- * cleanup frees the nodes it took from the chain of hand-offs (S2: 8-10 such attempts per 100
- * successes). The releaser, once its swap won, sends this to each node that answered "reserved",
- * on the connection that carried its hand-off there, so it comes after that node's naming. The
- * named group then does not try on that naming; its reservations stay until claimed (a later
- * naming at quorum: the key's next hand-off reserves it wherever its start comes first) or until
- * their lease ends. A withdrawal writes nothing: lost or late, it costs that one attempt.
- */
-export const WITHDRAW_SCRIPT = script(
-  'withdraw',
-  `redis.pcall('PUBLISH', KEYS[1], ARGV[1] .. '|w|')
-return 1
-`,
-);

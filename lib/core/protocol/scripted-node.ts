@@ -50,7 +50,7 @@ import {
   type LuaScript,
 } from './scripts';
 import { HANDED_ON } from '../lease/owner-value';
-import { PLAIN_RESERVATION, QUEUE_MARK_SUFFIX, WITHDRAW_SCRIPT } from './queue-scripts';
+import { PLAIN_RESERVATION, QUEUE_MARK_SUFFIX } from './queue-scripts';
 import { ReleaseChannels } from './release-channels';
 import { ServerIdentity } from './server-identity';
 import type { CommandArg, RedisTransport } from '../nodes/transport';
@@ -277,10 +277,6 @@ export class ScriptedNode implements RedisNode {
     request: HandOffRequest,
   ): Promise<HandOffReply> {
     return this.runAs(HAND_OFF_SCRIPT, [key, queueKey], handOffArgs(value, request), handOffReply);
-  }
-
-  async withdraw(key: string, announce: string): Promise<void> {
-    await this.run(WITHDRAW_SCRIPT, [key], announce);
   }
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
