@@ -26,8 +26,9 @@ export const FAIR_SCOPES: readonly FairScope[] = [
   {
     // Two nodes of three slow while the other process's group queues: the next local waiter,
     // which came after that group, comes first on them. The hand-off's swap wins there and
-    // names the group on the third node, which it then withdraws (stop 49's WITHDRAW_SCRIPT),
-    // in the default schedule; the budget's deviations are taken around it.
+    // names the group on the third node, in the default schedule; the budget's deviations are
+    // taken around it. (At B = 2 it found stop 49's withdrawal of that naming idling the group
+    // a whole lease, `1:1 30:3`; the withdrawal was removed.)
     name: 'hand-off split between nodes',
     managers: ['queue', 'queue'],
     waiters: [waiter(0, 0), waiter(1, 2), waiter(0, 3)],

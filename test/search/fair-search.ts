@@ -73,10 +73,9 @@ export interface FairScope {
   readonly mutant?: NodeMutant;
   /**
    * Nodes that apply on-time commands sent from `fromMs` until `untilMs` `delayMs` late (a burst
-   * of load on them):
-   * they place a group's start later than the other nodes do, by the extra delay (TIME − age is
-   * late by the request's way there), so that a later waiter can come first on them — a hand-off
-   * split between nodes in the default schedule, not only through deviations.
+   * of load on them): they place a group's start later than the other nodes do, by the extra
+   * delay (TIME − age is late by the request's way there), so that a later waiter can come first
+   * on them — a hand-off split between nodes in the default schedule, not only through deviations.
    */
   readonly slow?: {
     readonly nodes: readonly number[];
@@ -183,8 +182,8 @@ class ChoiceNode extends PubSubSimNode {
     private readonly mutant: NodeMutant | undefined,
     lostInformation: () => void,
     alias: (value: string) => string,
-    /** The on-time outcome's delay until a time (FairScope.slow), if this node is slow. */
-    slow?: { readonly fromMs: number; readonly untilMs: number; readonly delayMs: number },
+    /** The on-time outcome's delay for a while (FairScope.slow), if this node is slow. */
+    slow?: Omit<NonNullable<FairScope['slow']>, 'nodes'>,
   ) {
     super(name, clock);
     const start = clock.now();
