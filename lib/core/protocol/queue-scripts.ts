@@ -275,6 +275,35 @@ return 3
 );
 
 /**
+ * {@link HAND_OFF_SCRIPT}'s first branch as a script of its own, sent for a release with no next
+ * local waiter (scripted-node.ts `handOff`): the release of an uncontended lock. KEYS[1]: the lock
+ * key. ARGV[1]: the holder's owner value, ARGV[2]: the release's announcement id ('' for none).
+ *
+ * Where the key holds the holder's value and has no queue mark, it deletes and announces it and
+ * returns 3, as HAND_OFF_SCRIPT does there; anywhere else it writes nothing and returns 4, and the
+ * client sends HAND_OFF_SCRIPT. So a release is the full script's first branch or the full script
+ * one round trip later: no state or reply of its own, nothing the fair search must cover anew
+ * (it already delivers a hand-off at any time).
+ *
+ * Why: the full script carries the queue key, the group and the reservation's lease (2 keys and
+ * 4 arguments), and reads the plain waiters' mark (an MGET of 3), none of which that branch uses.
+ * They cost the client's encoding and, on every node, the server's parsing and reading: sent
+ * together, 5 nodes, one process acquiring and releasing in a loop (bench S1, c = 1), the servers
+ * spent 7-10 µs more per cycle than on a plain release, and the fair mode ran at 0.93-0.95× the
+ * rate of fairness off; with this script, server CPU within 2-4 µs of a plain release and
+ * 0.98-1.0× (bench/REPORT.md, "Issue 24, 2026-11-29 05:20").
+ */
+export const UNCONTENDED_HAND_OFF_SCRIPT = script(
+  'hand-off-uncontended',
+  `local cur = redis.call('MGET', KEYS[1], KEYS[1] .. '\\0w')
+if cur[1] ~= ARGV[1] or cur[2] then return 4 end
+redis.call('DEL', KEYS[1])
+if ARGV[2] ~= '' then redis.pcall('PUBLISH', KEYS[1], ARGV[2]) end
+return 3
+`,
+);
+
+/**
  * Leaves a fair queue (architecture.md §5.11). KEYS[1]: the queue, KEYS[2] (optional): the lock key.
  * ARGV[1]: the group, ARGV[2]: how long a reservation lasts (ms), ARGV[3]: the announcement id
  * ('' for none).

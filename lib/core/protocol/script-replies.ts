@@ -130,10 +130,15 @@ export function handOffArgs(value: string, request: HandOffRequest): (string | n
     request.announce ?? '',
   ];
   const { next } = request;
-  if (next !== undefined && next.value !== '') {
+  if (next !== undefined && namesNext(request)) {
     args.push(next.value, next.ttl, ageArg(next.ageMs), startArg(next.startedOnServer));
   }
   return args;
+}
+
+/** Whether a hand-off request passes the lock to a next local waiter (HAND_OFF_SCRIPT ARGV[5-8]). */
+export function namesNext(request: HandOffRequest): boolean {
+  return request.next !== undefined && request.next.value !== '';
 }
 
 /** The ARGV a waiting acquisition outside the queues adds to the acquire scripts. */

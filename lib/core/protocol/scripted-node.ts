@@ -25,6 +25,7 @@ import {
   handOffArgs,
   handOffReply,
   isNoScript,
+  namesNext,
   isWrongType,
   leaveArgs,
   plainWaitArgs,
@@ -47,6 +48,7 @@ import {
   RELEASE_SCRIPT,
   RESTORE_FLOOR_SCRIPT,
   STANDING_SCRIPT,
+  UNCONTENDED_HAND_OFF_SCRIPT,
   type LuaScript,
 } from './scripts';
 import { HANDED_ON } from '../lease/owner-value';
@@ -276,7 +278,17 @@ export class ScriptedNode implements RedisNode {
     value: string,
     request: HandOffRequest,
   ): Promise<HandOffReply> {
-    return this.runAs(HAND_OFF_SCRIPT, [key, queueKey], handOffArgs(value, request), handOffReply);
+    const full = () =>
+      this.runAs(HAND_OFF_SCRIPT, [key, queueKey], handOffArgs(value, request), handOffReply);
+    if (namesNext(request)) return full();
+    // The release of an uncontended lock: the full script's first branch alone, or, where that
+    // branch does not apply (4), the full script (UNCONTENDED_HAND_OFF_SCRIPT says why).
+    return this.runAs(
+      UNCONTENDED_HAND_OFF_SCRIPT,
+      [key],
+      [value, request.announce ?? ''],
+      Number,
+    ).then((reply) => (reply === 4 ? full() : handOffReply(reply)));
   }
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {

@@ -6,6 +6,7 @@ import {
   markStart,
   PLAIN_RESERVATION,
   RESERVATION_PREFIX,
+  UNCONTENDED_HAND_OFF_SCRIPT,
 } from './queue-scripts';
 import { HORIZON_SCRIPT, RESTORE_FLOOR_SCRIPT, STANDING_SCRIPT } from './standing-scripts';
 import { HANDED_ON } from '../lease/owner-value';
@@ -15,6 +16,7 @@ export type { LuaScript } from './lua-script';
 export {
   ACQUIRE_QUEUED_SCRIPT,
   HAND_OFF_SCRIPT,
+  UNCONTENDED_HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
   RESERVATION_PREFIX,
   HORIZON_SCRIPT,
@@ -317,6 +319,7 @@ export const LOCK_SCRIPTS: readonly LuaScript[] = [
   RESTORE_FLOOR_SCRIPT,
   ACQUIRE_QUEUED_SCRIPT,
   HAND_OFF_SCRIPT,
+  UNCONTENDED_HAND_OFF_SCRIPT,
   LEAVE_QUEUE_SCRIPT,
   PROBE_SCRIPT,
 ];
