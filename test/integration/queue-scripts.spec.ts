@@ -69,6 +69,18 @@ describe('fair hand-off scripts on a real node (the port contract)', () => {
 
   queueContract(() => harness);
 
+  // The same contract with every hand-off sent as an uncontended holder's release: with no next
+  // waiter it goes first through UNCONTENDED_HAND_OFF_SCRIPT, then, where that does not apply,
+  // the full script. Every reply and write must be the same (a hint only, HandOffRequest).
+  describe('with the uncontended hint on every hand-off', () => {
+    queueContract(() => {
+      const hinted = Object.create(node) as IoredisNode;
+      hinted.handOff = (key, queueKey, value, request) =>
+        node.handOff(key, queueKey, value, { ...request, uncontended: true });
+      return { ...harness, node: hinted as QueueHarness['node'] };
+    });
+  });
+
   it("a probe's read (lease) reads a key it must attempt as absent: reserved for the waiters outside the queues, or held by a fair holder (issue 24 item 1)", async () => {
     const put = (key: string, value: string) => harness.put(key, value, 5_000);
     await put('probe:plain', 'holder');

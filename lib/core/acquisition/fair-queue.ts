@@ -169,8 +169,9 @@ export class FairQueue {
       // release would let them, and newcomers, contend). It costs what a plain release does
       // where nobody queued (issue 24 item 3): it reads the queue only where its mark says one
       // may exist (HAND_OFF_SCRIPT), 25 commands per uncontended cycle on 5 nodes either way.
+      const uncontended = !line.queued && !this.contended.lately(line.key);
       await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
-        handOff(node, line, lock.value, { group: line.group, leaseMs, announce }),
+        handOff(node, line, lock.value, { group: line.group, leaseMs, announce, uncontended }),
       );
       // The hand-off took the group out of every node's queue it reached (also where the key
       // was not its own): nothing left to leave unless a head queues it again.

@@ -295,6 +295,13 @@ export interface HandOffRequest {
   readonly leaseMs: number;
   /** The release's announcement id, when waiters listen. */
   readonly announce?: string;
+  /**
+   * The holder's process saw no contention on the key lately (its lock was taken by a plain
+   * first attempt): with no `next`, a node may first try the release of an uncontended lock, at
+   * one round trip more where the key turns out queued or not the holder's. A hint only: the
+   * outcome is the same either way.
+   */
+  readonly uncontended?: boolean;
 }
 
 /**

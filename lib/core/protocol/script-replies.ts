@@ -164,3 +164,18 @@ export function handOffReply(reply: unknown): HandOffReply {
       return 'notOurs';
   }
 }
+
+/** A lock key's lease as an acquire's "held" reply; -2: it expired in between, free by now. */
+export function leaseReply(pttl: number): AcquireReply {
+  return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
+}
+
+/** A script's reply of 1 (done) or 0. */
+export function isOne(reply: unknown): boolean {
+  return Number(reply) === 1;
+}
+
+/** A script's reply as it came (the callers that read it themselves). */
+export function passThrough(reply: unknown): unknown {
+  return reply;
+}

@@ -25,9 +25,12 @@ import {
   handOffArgs,
   handOffReply,
   isNoScript,
-  namesNext,
+  isOne,
   isWrongType,
+  leaseReply,
   leaveArgs,
+  namesNext,
+  passThrough,
   plainWaitArgs,
   queuedArgs,
   queuedReply,
@@ -280,15 +283,13 @@ export class ScriptedNode implements RedisNode {
   ): Promise<HandOffReply> {
     const full = () =>
       this.runAs(HAND_OFF_SCRIPT, [key, queueKey], handOffArgs(value, request), handOffReply);
-    if (namesNext(request)) return full();
-    // The release of an uncontended lock: the full script's first branch alone, or, where that
-    // branch does not apply (4), the full script (UNCONTENDED_HAND_OFF_SCRIPT says why).
-    return this.runAs(
-      UNCONTENDED_HAND_OFF_SCRIPT,
-      [key],
-      [value, request.announce ?? ''],
-      Number,
-    ).then((reply) => (reply === 4 ? full() : handOffReply(reply)));
+    // The hinted release of an uncontended lock tries the full script's first branch alone; 4:
+    // it did not apply, the full script follows (UNCONTENDED_HAND_OFF_SCRIPT).
+    if (request.uncontended !== true || namesNext(request)) return full();
+    const args = [value, request.announce ?? ''];
+    return this.runAs(UNCONTENDED_HAND_OFF_SCRIPT, [key], args, Number).then((reply) =>
+      reply === 4 ? full() : handOffReply(reply),
+    );
   }
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
@@ -441,18 +442,4 @@ export class ScriptedNode implements RedisNode {
   private report(state: NodeHealth): void {
     for (const listener of this.healthListeners) listener(state);
   }
-}
-
-/** A lock key's lease as an acquire's "held" reply; -2: it expired in between, free by now. */
-function leaseReply(pttl: number): AcquireReply {
-  return { acquired: false, pttl: pttl === -2 ? 0 : pttl };
-}
-
-/** A script's reply of 1 (done) or 0. */
-function isOne(reply: unknown): boolean {
-  return Number(reply) === 1;
-}
-
-function passThrough(reply: unknown): unknown {
-  return reply;
 }
