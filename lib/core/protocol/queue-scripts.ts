@@ -290,9 +290,9 @@ return 3
  * 4 arguments), and reads the plain waiters' mark (an MGET of 3), none of which that branch uses.
  * They cost the client's encoding and, on every node, the server's parsing and reading: sent
  * together, 5 nodes, one process acquiring and releasing in a loop (bench S1, c = 1), the servers
- * spent 7-10 µs more per cycle than on a plain release, and the fair mode ran at 0.93-0.95× the
- * rate of fairness off; with this script, server CPU within 2-4 µs of a plain release and
- * 0.98-1.0× (bench/REPORT.md, "Issue 24, 2026-11-29 05:20"). Only on the hint: sent for every
+ * spent 10-14 µs more per cycle than on a plain release, and the fair mode ran at 0.93-0.95× the
+ * rate of fairness off; with this script, 2-8 µs more and 0.96-1.02× (bench/ab-slices.mjs;
+ * bench/REPORT.md, "Issue 24, 2026-11-29 05:20"). Only on the hint: sent for every
  * release with no next waiter, it returned 4 often enough under contention to raise bench S2
  * from 27.6 to 30.3 commands per success.
  */
