@@ -136,7 +136,7 @@ export function handOffArgs(value: string, request: HandOffRequest): (string | n
   return args;
 }
 
-/** Whether a hand-off request passes the lock to a next local waiter (HAND_OFF_SCRIPT ARGV[5-8]). */
+/** Whether a hand-off request names a next local waiter (HAND_OFF_SCRIPT ARGV[5-8]). */
 export function namesNext(request: HandOffRequest): boolean {
   return request.next !== undefined && request.next.value !== '';
 }
