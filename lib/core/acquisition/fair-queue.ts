@@ -70,6 +70,14 @@ export class FairQueue {
     return call.keys.length === 1 && call.fenceKeys === undefined && call.giveUpAt > call.startedAt;
   }
 
+  /**
+   * The line's key looks uncontended: its group is in no node's queue and the key was not seen
+   * contended lately. Its acquisition tries the plain acquire first, its release the uncontended one.
+   */
+  private uncontended(line: Line): boolean {
+    return !line.queued && !this.contended.lately(line.key);
+  }
+
   /** Whether `lock` was taken through a queue (its release hands it on). */
   owns(lock: RedlockLock): boolean {
     return this.byLock.has(lock);
@@ -103,7 +111,7 @@ export class FairQueue {
       queued: line.queued,
       behind,
       keepMs: 2 * this.parts.leaseMs + this.parts.retryJitter + 1_000,
-      plainFirst: !line.queued && !this.contended.lately(key),
+      plainFirst: this.uncontended(line),
     };
     let lock: RedlockLock;
     try {
@@ -169,7 +177,7 @@ export class FairQueue {
       // release would let them, and newcomers, contend). It costs what a plain release does
       // where nobody queued (issue 24 item 3): it reads the queue only where its mark says one
       // may exist (HAND_OFF_SCRIPT), 25 commands per uncontended cycle on 5 nodes either way.
-      const uncontended = !line.queued && !this.contended.lately(line.key);
+      const uncontended = this.uncontended(line);
       await releaseRound(round, round.nodes, lock.keys, lock.value, notSent, (node, announce) =>
         handOff(node, line, lock.value, { group: line.group, leaseMs, announce, uncontended }),
       );
