@@ -140,7 +140,17 @@ describe('fair hand-off (5 nodes, fairness: queue)', () => {
       const queued = await Promise.all(clients.map((c) => c.zcard('redlock:stock:quit\0q')));
       expect(queued).toEqual([0, 0, 0, 0, 0]);
       await lock.release();
-      expect(await clients[0].exists('redlock:stock:quit')).toBe(0);
+      // release() resolves once a quorum confirmed, and node 0 may apply it a round trip later
+      // (the holder, uncontended in its own process, first sends the uncontended release, which
+      // meets the queue mark the quitter left and hands over to the full hand-off). Until then
+      // the key is the holder's; at no point is it reserved for the quitter's group.
+      const giveUpAt = performance.now() + 2_000;
+      let value = await clients[0].get('redlock:stock:quit');
+      while (value !== null && !value.startsWith('\0r') && performance.now() < giveUpAt) {
+        await delay(5);
+        value = await clients[0].get('redlock:stock:quit');
+      }
+      expect(value).toBeNull();
     } finally {
       for (const client of clients) client.disconnect();
     }
