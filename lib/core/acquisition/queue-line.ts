@@ -4,13 +4,12 @@ import { unheardBy, type AttemptReport, type WaitingStrategy } from './waiting';
 import type { ReleaseNotifier } from './notifier';
 import type { RandomSource } from '../random';
 import type { RoundContext } from './rounds';
-import type { ClockTimer } from '../clock';
+import type { Clock, ClockTimer } from '../clock';
 import type { LockNotAcquiredReason } from '../errors';
 import type { RedlockLock } from '../lease/lock';
 import type { HandOffReply, HandOffRequest, RedisNode } from '../nodes/node';
 import type { ServerClocks } from './server-clocks';
 import type { BlockedNodes, Notice, WaiterHandle } from './release-notices';
-import type { Clock } from '../clock';
 import { Alarm } from './sleep';
 
 /*
