@@ -66,6 +66,11 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
   private connectError?: unknown;
   /** Whether the connection closed since it was last ready (isDown). */
   private lost = false;
+  /** What a command gets while the connection is gone ({@link refused}), built once per cause. */
+  private refusal?: Error;
+  /** The connect error {@link refusal} was described with, and whether the client had ended. */
+  private refusalCause?: unknown;
+  private refusalEnded = false;
 
   constructor(
     /** The ioredis client. */
@@ -81,6 +86,7 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
     if (owned) client.on('error', (error: Error) => (this.connectError = error));
     client.on('ready', () => {
       this.connectError = undefined;
+      this.refusal = undefined;
       this.lost = false;
     });
     client.on('close', () => (this.lost = true));
@@ -114,8 +120,49 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
   }
 
   call(command: string, args: readonly CommandArg[]): Promise<unknown> {
+    const refused = this.refused();
+    if (refused !== undefined) return Promise.reject(refused);
     this.batch();
     return this.client.call(command, ...args);
+  }
+
+  /**
+   * The error of a command sent while the connection is gone — between reconnect attempts,
+   * closing, or closed for good — on a client that does not queue commands (every client we
+   * create): ioredis refuses such a command too, but builds an Error (and its stack) for each,
+   * and describe() another. With one node of five down that was 40 µs of client CPU per lock
+   * cycle (bench S3, c = 16: 0.62x the healthy rate; `bench/REPORT.md`, stop 52). Here it is
+   * described once per down spell and cause (the latest connect error) and reused: the same
+   * words ioredis' refusal gets from describe(), without the command. A client that queues
+   * while offline (a caller's, with `enableOfflineQueue`) is left to do so; `connecting` and
+   * `connect` are left to ioredis (a handshake command may be written in `connect`).
+   */
+  private refused(): Error | undefined {
+    const status = this.client.status;
+    if (status === 'ready') return undefined;
+    const gone =
+      status === 'end' ||
+      ((status === 'reconnecting' || status === 'close') &&
+        this.client.options.enableOfflineQueue === false);
+    if (!gone) return undefined;
+    const ended = status === 'end';
+    if (
+      this.refusal === undefined ||
+      this.refusalCause !== this.connectError ||
+      this.refusalEnded !== ended
+    ) {
+      this.refusalCause = this.connectError;
+      this.refusalEnded = ended;
+      // ioredis' own words for the refusal, described as they would be.
+      this.refusal = this.describe(
+        new Error(
+          ended
+            ? 'Connection is closed.'
+            : "Stream isn't writeable and enableOfflineQueue options is false",
+        ),
+      );
+    }
+    return this.refusal;
   }
 
   /** ioredis' `commandTimeout` is a timeout; anything else, in the library's words. */
