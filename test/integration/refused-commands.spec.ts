@@ -1,4 +1,6 @@
 import Redis from 'ioredis';
+import { createClient } from 'redis';
+import { NodeRedisNode } from '../../lib';
 import { IoredisNode } from '../../lib/core/nodes/ioredis-node';
 import { DescribedNodeError } from '../../lib/core/nodes/node-errors';
 import { startFleet, type RedisFleet } from '../support/fleet';
@@ -85,5 +87,27 @@ describe('commands for a node that is gone (1 real node)', () => {
     expect(sentWhile).toEqual(['reconnecting']);
     await fleet.nodes[0].restart();
     await expect(queued).resolves.toEqual({ acquired: true });
+  }, 20_000);
+
+  it('node-redis without an offline queue, reconnecting: refused as "not connected", not as an answer', async () => {
+    // node-redis says "The client is offline" (ClientOfflineError) while it reconnects with
+    // `disableOfflineQueue`, the setting the README asks for: a node that is down, not one that
+    // answered with an error.
+    const client = createClient({
+      url: fleet.urls()[0],
+      disableOfflineQueue: true,
+      socket: { reconnectStrategy: 50 },
+    });
+    client.on('error', () => undefined);
+    await client.connect();
+    closing.push(async () => client.destroy());
+    const node = new NodeRedisNode(client);
+    await node.whenReady(2_000);
+    await fleet.nodes[0].kill();
+    expect(await eventually(() => client.isOpen && !client.isReady, 2_000)).toBe(true);
+    const error = await node.acquire(['offline'], 'v', 1_000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DescribedNodeError);
+    expect((error as DescribedNodeError).problem).toBe('not connected');
+    expect((error as Error).message).toMatch(/^not connected \(The client is offline\)/);
   }, 20_000);
 });

@@ -38,6 +38,9 @@ const NOT_CONNECTED = [
   /Connection is closed/i,
   /The client is closed/i,
   /ClientClosedError/,
+  // node-redis while it reconnects with `disableOfflineQueue` (ClientOfflineError).
+  /The client is offline/i,
+  /ClientOfflineError/,
   /Socket closed unexpectedly/i,
   /connection closed/i,
 ];
