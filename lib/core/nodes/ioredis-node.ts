@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import Redis, { type RedisOptions } from 'ioredis';
+import Redis, { Command, type RedisOptions } from 'ioredis';
 import { monotonicClock, type Clock } from '../clock';
 import { isIoredisClient } from './ioredis-client';
 import type { RedlockLogger } from '../observability/logger';
@@ -21,6 +21,37 @@ import { atTurnEnd } from './turn-end';
 export type RedisNodeSpec = string | RedisOptions | Redis;
 
 const CORK = process.env.REDLOCK_NO_CORK === undefined;
+
+/** ioredis' own names (lower-case) of the commands the protocol sends (see {@link directOptions}). */
+const LOWER_CASE: Readonly<Record<string, string>> = {
+  SET: 'set',
+  EVALSHA: 'evalsha',
+  EVAL: 'eval',
+  PTTL: 'pttl',
+  EXISTS: 'exists',
+  GET: 'get',
+};
+
+/**
+ * The options {@link IoredisTransport.call} gives a command it builds for the client's own
+ * `sendCommand`, those `client.call()` would give it, or `undefined` to go through
+ * `client.call()`: for a client of another copy of ioredis, whose `sendCommand` expects that
+ * copy's commands (another major version's differ). What `call()` does besides — take the name
+ * off the arguments, look for a callback, build these options, ask whether to auto-pipeline —
+ * and the upper-case name, which ioredis lower-cases in each of its flag checks, cost 3 µs of
+ * client CPU per uncontended lock cycle on 5 nodes, a fifth of ioredis' share (bench/REPORT.md,
+ * "Issue 24, 2026-11-29 10:00").
+ *
+ * Read once, when the node is made, as the other settings of a caller's client. A caller's
+ * `enableAutoPipelining` does not apply to the lock's commands: they are batched by the
+ * end-of-turn cork instead (batch()), and leave in the order they were issued either way.
+ * `showFriendlyErrorStack` is not needed: a failed command reaches the caller in the
+ * library's words (describe()).
+ */
+function directOptions(client: Redis): object | undefined {
+  if (!(client instanceof Redis)) return undefined;
+  return { keyPrefix: client.options.keyPrefix, replyEncoding: 'utf8' };
+}
 
 /**
  * Options forced on clients this library creates. A lock node must fail fast: a command that
@@ -71,6 +102,8 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
   /** The connect error {@link refusal} was described with, and whether the client had ended. */
   private refusalCause?: unknown;
   private refusalEnded = false;
+  /** The options of the commands call() builds, unless it goes through `client.call()`. */
+  private readonly direct: object | undefined;
 
   constructor(
     /** The ioredis client. */
@@ -81,6 +114,7 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
     private readonly nodeTimeout: number,
   ) {
     this.name = nodeName(client);
+    this.direct = directOptions(client);
     // Only on a client we own: an error listener on a caller's client would change how their
     // app sees its errors.
     if (owned) client.on('error', (error: Error) => (this.connectError = error));
@@ -123,7 +157,12 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
     const refused = this.refused();
     if (refused !== undefined) return Promise.reject(refused);
     this.batch();
-    return this.client.call(command, ...args);
+    const options = this.direct;
+    if (options === undefined) return this.client.call(command, ...args);
+    const name = LOWER_CASE[command] ?? command.toLowerCase();
+    return this.client.sendCommand(
+      new Command(name, args as CommandArg[], options),
+    ) as Promise<unknown>;
   }
 
   /**
