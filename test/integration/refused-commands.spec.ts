@@ -11,7 +11,9 @@ import { delay, eventually, RecordingLogger } from './helpers';
  * library's words, without reaching ioredis: ioredis refuses it too (no offline queue), but
  * built an Error with its stack for every command, and the adapter described each anew — with
  * one node of five down, 40 µs of client CPU per lock cycle (bench S3: 0.62x the healthy rate).
- * A caller's client that queues while offline keeps doing so. 1 real node, killed and restarted.
+ * A caller's client that queues while offline keeps doing so. The same for node-redis, whose
+ * clients are always the caller's: refused where node-redis would refuse (closed, or not ready
+ * without an offline queue), not given to it. 1 real node, killed and restarted.
  */
 const GONE = new Set(['reconnecting', 'close', 'end']);
 
@@ -24,6 +26,17 @@ function watchSends(client: Redis): string[] {
     return send(command, stream);
   });
   return statuses;
+}
+
+/** Records, for each command node-redis is given, whether the client was ready. */
+function watchNodeRedis(client: ReturnType<typeof createClient>): boolean[] {
+  const given: boolean[] = [];
+  const send = client.sendCommand.bind(client);
+  jest.spyOn(client, 'sendCommand').mockImplementation((...args: Parameters<typeof send>) => {
+    given.push(client.isReady);
+    return send(...args);
+  });
+  return given;
 }
 
 describe('commands for a node that is gone (1 real node)', () => {
@@ -89,10 +102,11 @@ describe('commands for a node that is gone (1 real node)', () => {
     await expect(queued).resolves.toEqual({ acquired: true });
   }, 20_000);
 
-  it('node-redis without an offline queue, reconnecting: refused as "not connected", not as an answer', async () => {
-    // node-redis says "The client is offline" (ClientOfflineError) while it reconnects with
-    // `disableOfflineQueue`, the setting the README asks for: a node that is down, not one that
-    // answered with an error.
+  it('node-redis without an offline queue: refused without node-redis while it would refuse them, in the same words', async () => {
+    // node-redis refuses a command on a client that is not ready and has no offline queue
+    // (`disableOfflineQueue`, the setting the README asks for) with "The client is offline"
+    // (ClientOfflineError), and one on a closed client with "The client is closed": a node that
+    // is down, not one that answered with an error. It builds an Error for each, as ioredis did.
     const client = createClient({
       url: fleet.urls()[0],
       disableOfflineQueue: true,
@@ -100,14 +114,51 @@ describe('commands for a node that is gone (1 real node)', () => {
     });
     client.on('error', () => undefined);
     await client.connect();
-    closing.push(async () => client.destroy());
+    closing.push(async () => client.isOpen && client.destroy());
     const node = new NodeRedisNode(client);
     await node.whenReady(2_000);
     await fleet.nodes[0].kill();
     expect(await eventually(() => client.isOpen && !client.isReady, 2_000)).toBe(true);
-    const error = await node.acquire(['offline'], 'v', 1_000).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(DescribedNodeError);
-    expect((error as DescribedNodeError).problem).toBe('not connected');
-    expect((error as Error).message).toMatch(/^not connected \(The client is offline\)/);
+    const given = watchNodeRedis(client);
+    let whileOffline = 0;
+    const errors: unknown[] = [];
+    const until = Date.now() + 600;
+    while (Date.now() < until) {
+      if (client.isOpen && !client.isReady) whileOffline++;
+      errors.push(await node.acquire(['offline'], 'v', 1_000).catch((e: unknown) => e));
+      await delay(1);
+    }
+    expect(whileOffline).toBeGreaterThanOrEqual(20);
+    expect(given.filter((ready) => !ready)).toEqual([]);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(DescribedNodeError);
+      expect((error as DescribedNodeError).problem).toBe('not connected');
+      expect((error as Error).message).toBe('not connected (The client is offline)');
+    }
+    await fleet.nodes[0].restart();
+    expect(await eventually(() => client.isReady, 5_000)).toBe(true);
+    await expect(node.acquire(['offline'], 'v', 1_000)).resolves.toEqual({ acquired: true });
+    expect(given.at(-1)).toBe(true);
+    const sent = given.length;
+    client.destroy();
+    const closed = await node.acquire(['closed'], 'v', 1_000).catch((e: unknown) => e);
+    expect((closed as Error).message).toBe('not connected (The client is closed)');
+    expect(given.length).toBe(sent);
+  }, 20_000);
+
+  it('node-redis with its offline queue: the command still waits for the node', async () => {
+    const client = createClient({ url: fleet.urls()[0], socket: { reconnectStrategy: 50 } });
+    client.on('error', () => undefined);
+    await client.connect();
+    closing.push(async () => client.isOpen && client.destroy());
+    const node = new NodeRedisNode(client);
+    await node.whenReady(2_000);
+    await fleet.nodes[0].kill();
+    expect(await eventually(() => client.isOpen && !client.isReady, 2_000)).toBe(true);
+    const given = watchNodeRedis(client);
+    const queued = node.acquire(['queued'], 'v', 1_000);
+    expect(given).toEqual([false]);
+    await fleet.nodes[0].restart();
+    await expect(queued).resolves.toEqual({ acquired: true });
   }, 20_000);
 });
