@@ -52,6 +52,23 @@ describe('commands for a node that is gone (1 real node)', () => {
   });
   afterAll(() => fleet.stop());
 
+  /**
+   * A node-redis client (with or without its offline queue) and its node, ready, then the node
+   * killed and the client reconnecting; `given` records each command node-redis is given.
+   */
+  async function nodeRedisOffline(disableOfflineQueue: boolean) {
+    const url = fleet.urls()[0];
+    const client = createClient({ url, disableOfflineQueue, socket: { reconnectStrategy: 50 } });
+    client.on('error', () => undefined);
+    await client.connect();
+    closing.push(async () => client.isOpen && client.destroy());
+    const node = new NodeRedisNode(client);
+    await node.whenReady(2_000);
+    await fleet.nodes[0].kill();
+    expect(await eventually(() => client.isOpen && !client.isReady, 2_000)).toBe(true);
+    return { client, node, given: watchNodeRedis(client) };
+  }
+
   it('are refused without ioredis, in the same words, and sent again once it is back', async () => {
     const node = IoredisNode.from(fleet.urls()[0], 200, new RecordingLogger());
     closing.push(() => node.close());
@@ -107,19 +124,7 @@ describe('commands for a node that is gone (1 real node)', () => {
     // (`disableOfflineQueue`, the setting the README asks for) with "The client is offline"
     // (ClientOfflineError), and one on a closed client with "The client is closed": a node that
     // is down, not one that answered with an error. It builds an Error for each, as ioredis did.
-    const client = createClient({
-      url: fleet.urls()[0],
-      disableOfflineQueue: true,
-      socket: { reconnectStrategy: 50 },
-    });
-    client.on('error', () => undefined);
-    await client.connect();
-    closing.push(async () => client.isOpen && client.destroy());
-    const node = new NodeRedisNode(client);
-    await node.whenReady(2_000);
-    await fleet.nodes[0].kill();
-    expect(await eventually(() => client.isOpen && !client.isReady, 2_000)).toBe(true);
-    const given = watchNodeRedis(client);
+    const { client, node, given } = await nodeRedisOffline(true);
     let whileOffline = 0;
     const errors: unknown[] = [];
     const until = Date.now() + 600;
@@ -147,15 +152,7 @@ describe('commands for a node that is gone (1 real node)', () => {
   }, 20_000);
 
   it('node-redis with its offline queue: the command still waits for the node', async () => {
-    const client = createClient({ url: fleet.urls()[0], socket: { reconnectStrategy: 50 } });
-    client.on('error', () => undefined);
-    await client.connect();
-    closing.push(async () => client.isOpen && client.destroy());
-    const node = new NodeRedisNode(client);
-    await node.whenReady(2_000);
-    await fleet.nodes[0].kill();
-    expect(await eventually(() => client.isOpen && !client.isReady, 2_000)).toBe(true);
-    const given = watchNodeRedis(client);
+    const { node, given } = await nodeRedisOffline(false);
     const queued = node.acquire(['queued'], 'v', 1_000);
     expect(given).toEqual([false]);
     await fleet.nodes[0].restart();
