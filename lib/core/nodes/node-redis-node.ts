@@ -98,16 +98,16 @@ export class NodeRedisTransport implements RedisTransport {
    * no offline queue (`disableOfflineQueue`, the README's setting: "The client is offline").
    * node-redis builds an Error and its stack for each, and describe() another: with a node down,
    * two of each per lock cycle, the cost the ioredis adapter's refusal removed (40 µs a cycle,
-   * bench S3). Here each is described once, in the same words, and reused. A client with an
-   * offline queue is left to queue.
+   * bench S3). Here each is described once, by describe() as node-redis' refusal would be, and
+   * reused. A client with an offline queue is left to queue.
    */
   private refused(): Error | undefined {
     if (!this.client.isOpen) {
-      return (this.closedRefusal ??= DescribedNodeError.of(new Error('The client is closed')));
+      return (this.closedRefusal ??= this.describe(new Error('The client is closed')));
     }
     const options = this.client.options as { disableOfflineQueue?: boolean } | undefined;
     if (options?.disableOfflineQueue !== true) return undefined;
-    return (this.offlineRefusal ??= DescribedNodeError.of(new Error('The client is offline')));
+    return (this.offlineRefusal ??= this.describe(new Error('The client is offline')));
   }
 
   /** node-redis has no command timeout of its own: every failure is described. */
