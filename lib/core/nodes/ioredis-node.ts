@@ -21,6 +21,13 @@ import { atTurnEnd } from './turn-end';
 export type RedisNodeSpec = string | RedisOptions | Redis;
 
 const CORK = process.env.REDLOCK_NO_CORK === undefined;
+/**
+ * Commands awaiting their replies on a socket from which a new one is taken as part of a load
+ * (batch()). A lone lock cycle leaves at most two behind on a node that lags by less than a
+ * cycle (the replies its quorum did not wait for: the acquire's and the release's), so three
+ * never count a lone cycle as a load.
+ */
+const LOAD_DEPTH = 3;
 
 /** ioredis' own names (lower-case) of the commands the protocol sends (see {@link directOptions}). */
 const LOWER_CASE: Readonly<Record<string, string>> = {
@@ -85,11 +92,11 @@ function failFastOptions(nodeTimeout: number): RedisOptions {
 export class IoredisTransport implements RedisTransport, PubSubTransport {
   readonly name: string;
   readonly pubsub: PubSubTransport = this;
-  /** The socket this turn of the event loop has sent on, if it has (batch()). */
+  /** The socket this turn of the event loop corked, if it did (batch()). */
   private turnStream?: Writable;
-  /** How many commands went on it in this turn. */
+  /** How many commands went on it corked in this turn. */
   private sentThisTurn = 0;
-  /** Whether the previous turn sent more than one: the next turn corks from its first command. */
+  /** Whether the previous turn corked more than one: the next turn corks from its first command. */
   private loaded = false;
   /** The subscriber connection, once opened (the node closes it through its handle). */
   private subscriber?: Redis;
@@ -288,34 +295,47 @@ export class IoredisTransport implements RedisTransport, PubSubTransport {
   }
 
   /**
-   * Adaptive pipelining. A command issued while the previous turn of the event loop sent at most
-   * one on this socket leaves at once: nothing else is waiting to share its write, and holding it
-   * to the end of the turn cost a lone lock cycle (bench S1, c = 1) 15-20 % of its rate. A second
-   * command in the same turn corks the socket, and so does the first of a turn after one that
-   * corked (the load goes on); the end of the turn uncorks it (turn-end.ts), so that every
-   * command issued meanwhile (the acquisitions of many requests read together, many acquisitions
-   * resumed by one batch of replies) leaves in one write — no timer, unlike a pipeline flushed on
-   * one. Off when `REDLOCK_NO_CORK` is set (for the benchmark's comparison).
+   * Adaptive pipelining. A command issued while fewer than {@link LOAD_DEPTH} commands await
+   * their replies on this socket, and the previous turn of the event loop did not cork it, leaves
+   * at once, with no bookkeeping: nothing else is waiting to share its write, and holding it to
+   * the end of the turn cost a lone lock cycle (bench S1, c = 1) 15-20 % of its rate. A command
+   * issued behind more corks the socket (a load: many lock cycles at once), and so does the first
+   * of a turn after one that corked more than one (the load goes on); the end of the turn uncorks
+   * it (turn-end.ts), so that every command issued meanwhile (the acquisitions of many requests
+   * read together, many acquisitions resumed by one batch of replies) leaves in one write — no
+   * timer, unlike a pipeline flushed on one. The load is read from the replies awaited, not from
+   * a second command in the turn: knowing that took an end-of-turn callback (`setImmediate`) in
+   * every turn that sent anything, ~2.5 % of a lone cycle's rate (two per cycle). Off when
+   * `REDLOCK_NO_CORK` is set (for the benchmark's comparison).
    */
   private batch(): void {
     if (!CORK) return;
-    const stream = this.turnStream;
-    if (stream !== undefined) {
-      if (++this.sentThisTurn === 2 && !this.loaded) stream.cork();
+    if (this.turnStream !== undefined) {
+      this.sentThisTurn++;
       return;
     }
-    const socket = (this.client as unknown as { stream?: Writable }).stream;
+    // ioredis' queue of the commands written and not yet answered (a caller's client of another
+    // copy of ioredis may lack it: its commands then always leave at once).
+    const client = this.client as unknown as {
+      stream?: Writable;
+      commandQueue?: { length: number };
+    };
+    if (!this.loaded && (client.commandQueue?.length ?? 0) < LOAD_DEPTH) return;
+    const socket = client.stream;
     if (socket === undefined || this.client.status !== 'ready') return;
+    socket.cork();
     this.turnStream = socket;
     this.sentThisTurn = 1;
-    if (this.loaded) socket.cork();
-    atTurnEnd(() => {
-      const corked = this.loaded || this.sentThisTurn > 1;
-      this.loaded = this.sentThisTurn > 1;
-      this.turnStream = undefined;
-      if (corked) socket.uncork();
-    });
+    atTurnEnd(this.endTurn);
   }
+
+  /** The end of a turn that corked the socket (batch()); one function per transport, not per turn. */
+  private readonly endTurn = (): void => {
+    const socket = this.turnStream!;
+    this.loaded = this.sentThisTurn > 1;
+    this.turnStream = undefined;
+    socket.uncork();
+  };
 }
 
 /**

@@ -2,14 +2,15 @@
  * Work deferred to the end of this turn of the event loop: what `setImmediate` runs, after the
  * turn's I/O callbacks (the poll phase) and every tick and microtask they led to.
  *
- * The ioredis transport uncorks its sockets here, once a turn has issued a second command on one
- * (or the turn before did: the load goes on). Every command issued while a turn handles its I/O
- * then leaves in one write per node: an HTTP app whose requests arrive together sends all their
- * acquisitions at once, not one write per request as an uncork at the end of each tick did.
- * Measured in `bench/nest-http.mjs` (Nest 11, 3 nodes, 32 connections): 25-35 % more requests
- * per second on a locked handler, CPU per request 143-149 µs against 178-203. A command alone in
- * its turn is not held here (IoredisTransport.batch): a lone lock cycle waiting for the end of
- * every turn ran at 0.82-0.87x the rate of one written at once (bench S1, c = 1, 5 nodes).
+ * The ioredis transport uncorks its sockets here, once a turn has issued a command on one behind
+ * several awaiting their replies (or the turn before corked several: the load goes on). Every
+ * command issued from then on while the turn handles its I/O leaves in one write per node: an
+ * HTTP app whose requests arrive together sends their acquisitions together, not one write per
+ * request as an uncork at the end of each tick did. Measured in `bench/nest-http.mjs` (Nest 11,
+ * 3 nodes, 32 connections): 25-35 % more requests per second on a locked handler, CPU per
+ * request 143-149 µs against 178-203. A lone lock cycle schedules nothing here
+ * (IoredisTransport.batch): waiting for the end of every turn, it ran at 0.82-0.87x the rate of
+ * one written at once (bench S1, c = 1, 5 nodes).
  *
  * One `setImmediate` per turn for every socket, not one per socket.
  */
