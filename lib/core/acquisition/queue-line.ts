@@ -74,8 +74,7 @@ export class Line {
   /** A waiter of the line is attempting (or sleeping between attempts) in the nodes' queue. */
   head = false;
   readonly waiters: LocalWaiter[] = [];
-  /** Rings the head: its turn came, a release nobody was queued for, a reservation unclaimed. */
-  readonly alarm = new Alarm();
+  private rings?: Alarm;
   /** The line's subscription to the key's announcements (while it has waiters). */
   handle: WaiterHandle | undefined = undefined;
   /** Whether the group may be in the nodes' queue (a failed attempt or a hand-off queued it). */
@@ -114,6 +113,14 @@ export class Line {
   ) {
     // NUL in the name, like the membership's keys: no resource name can collide with it.
     this.queueKey = `${key}\0q`;
+  }
+
+  /**
+   * Rings the head: its turn came, a release nobody was queued for, a reservation unclaimed.
+   * Made on first use: the line of a lock taken at its first attempt never sleeps on it.
+   */
+  get alarm(): Alarm {
+    return (this.rings ??= new Alarm());
   }
 }
 
@@ -210,14 +217,15 @@ export interface HeadHooks {
  * for every acquisition, also of an uncontended key (bench S1).
  */
 export class HeadWaiting implements WaitingStrategy {
-  readonly alarm: Alarm;
   readonly sharesPollRate = false;
 
   constructor(
     private readonly line: Line,
     private readonly hooks: HeadHooks,
-  ) {
-    this.alarm = line.alarm;
+  ) {}
+
+  get alarm(): Alarm {
+    return this.line.alarm;
   }
 
   listening(): boolean {

@@ -287,9 +287,10 @@ export class ScriptedNode implements RedisNode {
     // it did not apply, the full script follows (UNCONTENDED_HAND_OFF_SCRIPT).
     if (request.uncontended !== true || namesNext(request)) return full();
     const args = [value, request.announce ?? ''];
-    return this.runAs(UNCONTENDED_HAND_OFF_SCRIPT, [key], args, Number).then((reply) =>
-      reply === 4 ? full() : handOffReply(reply),
-    );
+    // Read in runAs's own `then`, not one chained after it: a promise less per node and release.
+    const read = (reply: unknown): HandOffReply | Promise<HandOffReply> =>
+      Number(reply) === 4 ? full() : handOffReply(reply);
+    return this.runAs(UNCONTENDED_HAND_OFF_SCRIPT, [key], args, read) as Promise<HandOffReply>;
   }
 
   async leaveQueue(queueKey: string, group: string, pass?: LeaveRequest): Promise<void> {
