@@ -2,8 +2,9 @@
 // in turn for short slices (250 ms by default) over the same 5 local nodes, alternating the order
 // each round, so that they share the host's drift; reports per contender the median cycles/s,
 // the median of its per-round ratio to the last contender, and client user / system CPU and
-// server CPU (INFO cpu of the 5 nodes, read between slices) per cycle. Finer than `run.mjs`,
-// whose slices last seconds and whose per-repeat ratios spread ±10 % on this host.
+// server CPU (INFO cpu of the 5 nodes, read between slices) per cycle, and the per-round
+// difference of client CPU to the last contender. Finer than `run.mjs`, whose slices last
+// seconds and whose per-repeat ratios spread ±10 % on this host.
 // Usage (from the repository root, after npm run build):
 //   node bench/ab-slices.mjs fair=dist:queue off=dist:off v5=redlock-v5
 // A spec is `name=directory:fairness` (a build of this package: `npx tsup --out-dir tmp-x
@@ -83,6 +84,15 @@ try {
       `${c.name.padEnd(12)} ${median(c.rates).toFixed(0)} cycles/s, ×${last.name} ${ratio.toFixed(3)}, ` +
         `client user ${median(c.user).toFixed(1)} + system ${median(c.system).toFixed(1)} µs, ` +
         `server ${median(c.server).toFixed(1)} µs per cycle`,
+    );
+    if (c === last) continue;
+    // Paired by round, as the ratio is: steadier than the difference of two medians.
+    const d = c.user.map((u, i) => u + c.system[i] - last.user[i] - last.system[i]);
+    d.sort((x, y) => x - y);
+    const q = (f) => d[Math.floor(f * (d.length - 1))].toFixed(1);
+    console.log(
+      `${''.padEnd(12)} client CPU − ${last.name}'s, per round: median ${median(d).toFixed(1)} µs ` +
+        `(quartiles ${q(0.25)} … ${q(0.75)})`,
     );
   }
 } finally {
